@@ -1,0 +1,49 @@
+"""The `taxi-rsp` command line.
+
+Sub-commands live in :mod:`taxi_rsp.commands`, one module each; a module takes part
+by defining ``register(subparsers)``, which adds its parser and sets ``func`` to a
+callable taking the parsed namespace and returning the exit code.
+
+    $ taxi-rsp run taxi_rsp/samples/debs2015/sample20d_first10004.csv --out out --query q1
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+from collections.abc import Sequence
+
+from taxi_rsp import __version__, commands
+from taxi_rsp.errors import UserError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="taxi-rsp",
+        description="CQELS RDF stream processing for the DEBS 2015 taxi challenge.",
+    )
+    parser.add_argument("--version", action="version", version=f"taxi-rsp {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{commands.__name__}.{info.name}")
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except UserError as exc:
+        print(f"taxi-rsp {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"taxi-rsp {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

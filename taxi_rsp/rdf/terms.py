@@ -1,0 +1,190 @@
+"""RDF terms and the mapping between literals and Python values.
+
+Literal values used by expressions:
+
+=================  ==========================================
+datatype           Python value
+=================  ==========================================
+xsd:integer (+)    ``int``
+xsd:decimal        ``fractions.Fraction`` (exact, never float)
+xsd:double/float   ``float``
+xsd:boolean        ``bool``
+xsd:dateTime       :class:`DateTime` (int milliseconds, naive)
+anything else      ``str`` (the lexical form)
+=================  ==========================================
+
+>>> Literal("-73.956528", XSD_DECIMAL).value()
+Fraction(-4622283, 62500)
+>>> value_to_literal(Fraction(975, 100)).lexical
+'9.75'
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from fractions import Fraction
+
+from taxi_rsp.rdf.namespaces import (
+    INTEGER_TYPES,
+    XSD,
+    XSD_BOOLEAN,
+    XSD_DATETIME,
+    XSD_DECIMAL,
+    XSD_DOUBLE,
+    XSD_INTEGER,
+    XSD_STRING,
+)
+
+DECIMAL_RE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)\Z")
+INTEGER_RE = re.compile(r"[+-]?[0-9]+\Z")
+DATETIME_RE = re.compile(
+    r"(-?[0-9]{4,})-([0-9]{2})-([0-9]{2})[T ]([0-9]{2}):([0-9]{2}):([0-9]{2})(\.[0-9]+)?"
+    r"(Z|[+-][0-9]{2}:[0-9]{2})?\Z"
+)
+_EPOCH = datetime(1970, 1, 1)
+
+
+@dataclass(frozen=True, slots=True)
+class IRI:
+    value: str
+
+    def n3(self) -> str:
+        return f"<{self.value}>"
+
+
+@dataclass(frozen=True, slots=True)
+class BNode:
+    label: str
+
+    def n3(self) -> str:
+        return f"_:{self.label}"
+
+
+@dataclass(frozen=True, slots=True)
+class Literal:
+    lexical: str
+    datatype: str = XSD_STRING
+    lang: str | None = None
+
+    def value(self) -> object:
+        """The Python value of this literal (see the module table)."""
+        return literal_value(self.lexical, self.datatype)
+
+    def n3(self) -> str:
+        escaped = (
+            self.lexical.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
+        )
+        if self.lang:
+            return f'"{escaped}"@{self.lang}'
+        if self.datatype == XSD_STRING:
+            return f'"{escaped}"'
+        return f'"{escaped}"^^<{self.datatype}>'
+
+
+Term = IRI | BNode | Literal
+
+
+class DateTime(int):
+    """An xsd:dateTime as integer milliseconds since 1970-01-01T00:00:00 (naive).
+
+    >>> DateTime.parse("2013-01-01 00:02:00").isoformat()
+    '2013-01-01T00:02:00'
+    """
+
+    __slots__ = ()
+
+    @classmethod
+    def parse(cls, text: str) -> DateTime:
+        match = DATETIME_RE.match(text)
+        if match is None:
+            raise ValueError(f"not an xsd:dateTime: {text!r}")
+        year, month, day, hour, minute, second, frac, zone = match.groups()
+        moment = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second))
+        millis = int(round(float(frac) * 1000)) if frac else 0
+        if zone and zone != "Z":
+            sign = 1 if zone[0] == "+" else -1
+            moment -= sign * timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6]))
+        delta = moment - _EPOCH
+        return cls((delta.days * 86_400 + delta.seconds) * 1000 + millis)
+
+    def to_datetime(self) -> datetime:
+        return _EPOCH + timedelta(milliseconds=int(self))
+
+    def isoformat(self) -> str:
+        moment = self.to_datetime()
+        text = moment.strftime("%Y-%m-%dT%H:%M:%S")
+        if moment.microsecond:
+            text += f".{moment.microsecond // 1000:03d}"
+        return text
+
+    def __repr__(self) -> str:
+        return f"DateTime({self.isoformat()!r})"
+
+
+def parse_decimal(text: str) -> Fraction:
+    """Parse xsd:decimal syntax exactly (ASCII digits only, no exponent)."""
+    if DECIMAL_RE.match(text) is None:
+        raise ValueError(f"not an xsd:decimal: {text!r}")
+    sign = -1 if text.startswith("-") else 1
+    body = text.lstrip("+-")
+    whole, _, frac = body.partition(".")
+    numerator = int(whole or "0") * 10 ** len(frac) + int(frac or "0")
+    return Fraction(sign * numerator, 10 ** len(frac))
+
+
+def literal_value(lexical: str, datatype: str) -> object:
+    """Convert a typed literal to its Python value; ill-typed literals stay strings."""
+    try:
+        if datatype in INTEGER_TYPES:
+            if INTEGER_RE.match(lexical):
+                return int(lexical)
+        elif datatype == XSD_DECIMAL:
+            return parse_decimal(lexical)
+        elif datatype in (XSD_DOUBLE, XSD + "float"):
+            return float(lexical)
+        elif datatype == XSD_BOOLEAN:
+            if lexical in ("true", "1"):
+                return True
+            if lexical in ("false", "0"):
+                return False
+        elif datatype == XSD_DATETIME:
+            return DateTime.parse(lexical)
+    except ValueError:
+        pass
+    return lexical
+
+
+def format_decimal(value: Fraction, max_digits: int = 20) -> str:
+    """Canonical xsd:decimal lexical form; non-terminating values are rounded.
+
+    >>> format_decimal(Fraction(-1, 8))
+    '-0.125'
+    >>> format_decimal(Fraction(3))
+    '3.0'
+    """
+    sign = "-" if value < 0 else ""
+    value = abs(value)
+    whole, rest = divmod(value.numerator, value.denominator)
+    digits = []
+    while rest and len(digits) < max_digits:
+        rest *= 10
+        digit, rest = divmod(rest, value.denominator)
+        digits.append(str(digit))
+    return f"{sign}{whole}.{''.join(digits) or '0'}"
+
+
+def value_to_literal(value: object) -> Literal:
+    """The canonical literal of a Python value produced by an expression."""
+    if isinstance(value, bool):
+        return Literal("true" if value else "false", XSD_BOOLEAN)
+    if isinstance(value, DateTime):
+        return Literal(value.isoformat(), XSD_DATETIME)
+    if isinstance(value, int):
+        return Literal(str(value), XSD_INTEGER)
+    if isinstance(value, Fraction):
+        return Literal(format_decimal(value), XSD_DECIMAL)
+    if isinstance(value, float):
+        return Literal(repr(value), XSD_DOUBLE)
+    return Literal(str(value))

@@ -1,0 +1,23 @@
+"""Shared fixtures: paths to the bundled real sample and a scratch output folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE_DIR = ROOT / "taxi_rsp" / "samples" / "debs2015"
+SAMPLE_20D = SAMPLE_DIR / "sample20d_first10004.csv"
+SAMPLE_FULL = SAMPLE_DIR / "full2013_first100.csv"
+QUERIES_DIR = ROOT / "queries"
+
+
+@pytest.fixture
+def sample_20d() -> Path:
+    return SAMPLE_20D
+
+
+@pytest.fixture
+def sample_full() -> Path:
+    return SAMPLE_FULL
