@@ -1,0 +1,9 @@
+"""Listeners: turn query outputs into files (the DEBS challenge format, generic CSV,
+N-Quads), atomically, with the per-line delay and the run summary."""
+
+from listener.atomic import AtomicOutputs
+from listener.debs import DebsTopKWriter, PROFILES
+from listener.generic import CsvResultWriter, NQuadsResultWriter
+from listener.summary import delay_stats
+
+__all__ = ["AtomicOutputs", "DebsTopKWriter", "PROFILES", "CsvResultWriter", "NQuadsResultWriter", "delay_stats"]

@@ -1,0 +1,85 @@
+"""The DEBS 2015 challenge output: one line per change of the ordered top-10 ids.
+
+A profile names the query's result variables to print (with their formats) and the
+variables that identify an entry: a line is written iff the ordered list of those ids
+differs from the last line written (SPEC §5), whatever the other values do.
+"""
+
+from __future__ import annotations
+
+import time
+from array import array
+from dataclasses import dataclass
+from typing import TextIO
+
+from listener.formats import FORMATTERS, timestamp
+from taxi_rsp.engine.query import QueryOutput
+
+
+@dataclass(frozen=True)
+class DebsProfile:
+    name: str
+    columns: tuple[tuple[str, str], ...]  # (result variable, formatter name)
+    key: tuple[str, ...]
+    entries: int = 10
+
+    @property
+    def field_count(self) -> int:
+        return 2 + self.entries * len(self.columns) + 1
+
+
+PROFILES: dict[str, DebsProfile] = {
+    "debs-q1": DebsProfile("q1", (("startCell", "text"), ("endCell", "text")), ("startCell", "endCell")),
+    "debs-q2": DebsProfile(
+        "q2",
+        (("cell", "text"), ("emptyTaxis", "integer"), ("medianProfit", "money"), ("profitability", "fixed4")),
+        ("cell",),
+    ),
+}
+
+
+class DebsTopKWriter:
+    """Listener writing SPEC §5 lines to ``out``; keeps the delays for the summary."""
+
+    def __init__(self, profile: DebsProfile, out: TextIO, columns: tuple[str, ...]) -> None:
+        missing = [var for var, _ in profile.columns if var not in columns]
+        if missing:
+            raise ValueError(
+                f"listener {profile.name}: the query does not select {', '.join('?' + m for m in missing)}"
+            )
+        self.profile = profile
+        self.out = out
+        self._value_pos = [(columns.index(var), FORMATTERS[fmt]) for var, fmt in profile.columns]
+        self._key_pos = [columns.index(var) for var in profile.key]
+        self._last_key: list[tuple] = []
+        self._null_entry = ",".join(["NULL"] * len(profile.columns))
+        self.delays_ms = array("d")
+        self.emitted = 0
+
+    def __call__(self, output: QueryOutput) -> None:
+        rows = output.rows[: self.profile.entries]
+        key = [tuple(row[i] for i in self._key_pos) for row in rows]
+        if key == self._last_key:
+            return
+        self._last_key = key
+        values = output.values(rows)
+        parts = []
+        trigger = output.trigger
+        if trigger.event is None:
+            stamp = timestamp(trigger.time)
+            parts += [stamp, stamp]
+        else:
+            meta = trigger.event.meta
+            parts += [meta.pickup, meta.dropoff]
+        for row in values:
+            parts.append(",".join(fmt(row[i]) for i, fmt in self._value_pos))
+        parts += [self._null_entry] * (self.profile.entries - len(values))
+        body = ",".join(parts)
+        if trigger.event is None:
+            delay = "NULL"
+        else:
+            delay_ms = (time.perf_counter_ns() - trigger.event.meta.read_ns) / 1e6
+            self.delays_ms.append(delay_ms)
+            delay = f"{delay_ms:.3f}"
+        self.out.write(f"{body},{delay}\n")
+        self.emitted += 1

@@ -1,0 +1,70 @@
+"""Output of queries that are not challenge queries: CSV rows and N-Quads streams."""
+
+from __future__ import annotations
+
+import csv
+import itertools
+from typing import TextIO
+
+from listener.formats import timestamp
+from taxi_rsp.engine.query import QueryOutput
+from taxi_rsp.rdf.namespaces import PROV_GENERATED_AT, XSD_DATETIME
+from taxi_rsp.rdf.terms import IRI, DateTime, Literal
+
+
+def _lexical(term: object) -> str:
+    if term is None:
+        return ""
+    if isinstance(term, IRI):
+        return term.value
+    if isinstance(term, Literal):
+        return term.lexical
+    return str(term)
+
+
+class CsvResultWriter:
+    """SELECT results as CSV: ``time,trigger,change,rank,<variables...>``.
+
+    Ordered queries write their whole (changed) result with ranks; others write the
+    rows inserted (``+``) and deleted (``-``) at each instant.
+    """
+
+    def __init__(self, out: TextIO, columns: tuple[str, ...], ordered: bool) -> None:
+        self.writer = csv.writer(out, lineterminator="\n")
+        self.writer.writerow(["time", "trigger", "change", "rank", *columns])
+        self.ordered = ordered
+        self.emitted = 0
+
+    def __call__(self, output: QueryOutput) -> None:
+        when = timestamp(output.trigger.time)
+        trigger = "expiry" if output.trigger.is_expiry else f"event:{output.trigger.event.seq}"
+        if self.ordered:
+            rows = output.terms()
+            if not rows:
+                self.writer.writerow([when, trigger, "=", "", *([""] * len(output.columns))])
+            for rank, row in enumerate(rows, 1):
+                self.writer.writerow([when, trigger, "=", rank, *map(_lexical, row)])
+        else:
+            for sign, rows in (("+", output.terms()), ("-", output.terms(output.deleted))):
+                for row in rows:
+                    self.writer.writerow([when, trigger, sign, "", *map(_lexical, row)])
+        self.emitted += 1
+
+
+class NQuadsResultWriter:
+    """CONSTRUCT results as an RDF stream: one named graph per instant, stamped with
+    ``prov:generatedAtTime`` in the default graph."""
+
+    def __init__(self, out: TextIO, graph_prefix: str = "urn:taxi-rsp:result:") -> None:
+        self.out = out
+        self.prefix = graph_prefix
+        self._numbers = itertools.count(1)
+        self.emitted = 0
+
+    def __call__(self, output: QueryOutput) -> None:
+        graph = IRI(f"{self.prefix}{next(self._numbers)}")
+        for s, p, o in output.triples:
+            self.out.write(f"{s.n3()} {p.n3()} {o.n3()} {graph.n3()} .\n")
+        stamp = Literal(DateTime(output.trigger.time).isoformat(), XSD_DATETIME)
+        self.out.write(f"{graph.n3()} <{PROV_GENERATED_AT}> {stamp.n3()} .\n")
+        self.emitted += 1

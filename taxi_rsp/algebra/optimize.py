@@ -1,0 +1,83 @@
+"""Logical rewrites: a tuple of small pure rule functions applied bottom-up.
+
+Each rule takes a node whose children are already rewritten and returns a node; rules
+must preserve the query's results exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import fields, replace
+
+from taxi_rsp.algebra import plan as P
+from taxi_rsp.lang import ast
+
+Rule = Callable[[P.PlanNode], P.PlanNode]
+
+
+def _expr_vars(expr: object) -> set[str]:
+    if isinstance(expr, ast.Var):
+        return {expr.name}
+    if isinstance(expr, ast.Call):
+        return set().union(*(_expr_vars(a) for a in expr.args)) if expr.args else set()
+    if isinstance(expr, ast.Aggregate):
+        return _expr_vars(expr.arg) if expr.arg is not None else set()
+    return set()
+
+
+def _uses_bound(expr: object) -> bool:
+    if isinstance(expr, ast.Call):
+        return expr.op in ("BOUND", "COALESCE", "IF") or any(_uses_bound(a) for a in expr.args)
+    return False
+
+
+def push_filter_below_correlated(node: P.PlanNode) -> P.PlanNode:
+    """Filter(AntiJoin/SemiJoin(L, R)) -> AntiJoin/SemiJoin(Filter(L), R) when the filter
+    reads only variables of L: those operators output L's rows unchanged."""
+    if isinstance(node, P.Filter) and isinstance(node.child, (P.AntiJoin, P.SemiJoin)):
+        inner = node.child
+        if _expr_vars(node.expr) <= set(inner.left.variables):
+            return replace(inner, left=push_filter_below_correlated(P.Filter(inner.left, node.expr)))
+    return node
+
+
+def push_filter_into_join_side(node: P.PlanNode) -> P.PlanNode:
+    """Filter(Join(L, R)) -> Join(Filter(L), R) (or into R) when the filter's variables
+    are all bound by that side; skipped for BOUND/COALESCE/IF, whose value may change
+    when a variable becomes bound through the join."""
+    if isinstance(node, P.Filter) and isinstance(node.child, P.Join) and not _uses_bound(node.expr):
+        join, used = node.child, _expr_vars(node.expr)
+        if used <= set(join.left.variables) and _certain(join.left):
+            return replace(join, left=P.Filter(join.left, node.expr))
+        if used <= set(join.right.variables) and _certain(join.right):
+            return replace(join, right=P.Filter(join.right, node.expr))
+    return node
+
+
+def _certain(node: P.PlanNode) -> bool:
+    """True when every variable of ``node`` is always bound (no OPTIONAL/UNION below)."""
+    if isinstance(node, (P.LeftJoin, P.Union)):
+        return False
+    return all(_certain(getattr(node, f.name)) for f in fields(node)
+               if f.name in ("child", "left", "right"))
+
+
+RULES: tuple[Rule, ...] = (push_filter_below_correlated, push_filter_into_join_side)
+
+
+def optimize(node: P.PlanNode, rules: tuple[Rule, ...] = RULES) -> P.PlanNode:
+    """Rewrite bottom-up until no rule changes a node."""
+    changes = {}
+    for f in fields(node):
+        value = getattr(node, f.name)
+        if f.name in ("child", "left", "right"):
+            changes[f.name] = optimize(value, rules)
+        elif f.name == "inputs":
+            changes[f.name] = tuple(optimize(n, rules) for n in value)
+    if changes:
+        node = replace(node, **changes)
+    for rule in rules:
+        rewritten = rule(node)
+        if rewritten is not node:
+            return optimize(rewritten, rules)
+    return node

@@ -1,0 +1,262 @@
+"""AST -> logical plan (SPARQL 1.1 §18.2, plus STREAM windows).
+
+The translation is a set of small functions, one per construct. Unsupported
+constructs raise :class:`taxi_rsp.errors.UnsupportedQueryError` here, at
+registration, so nothing is silently ignored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from typing import Any
+
+from taxi_rsp.algebra import plan as P
+from taxi_rsp.errors import UnsupportedQueryError
+from taxi_rsp.lang import ast
+from taxi_rsp.rdf.terms import IRI
+
+
+def translate_query(query: ast.Query) -> P.LogicalPlan:
+    """Translate a parsed query into a logical plan."""
+    return _Translator().query(query)
+
+
+class _Translator:
+    def __init__(self) -> None:
+        self._fresh = itertools.count()
+
+    def fresh(self, stem: str) -> str:
+        return f"_{stem}{next(self._fresh)}"
+
+    # -- query level ---------------------------------------------------------------
+    def query(self, query: ast.Query) -> P.LogicalPlan:
+        if query.limit is not None and not query.order_by:
+            raise UnsupportedQueryError(
+                "LIMIT/OFFSET without ORDER BY has no defined result on a stream; add ORDER BY"
+            )
+        node = self.group(query.where)
+        node, projection = self.modifiers(query, node)
+        if query.form == "CONSTRUCT":
+            return P.LogicalPlan(P.Construct(node, query.template), "CONSTRUCT", ("subject", "predicate", "object"),
+                                 ordered=False)
+        return P.LogicalPlan(node, "SELECT", projection, ordered=bool(query.order_by))
+
+    def modifiers(self, query: ast.Query, node: P.PlanNode) -> tuple[P.PlanNode, tuple[str, ...]]:
+        items = query.projection
+        uses_aggregates = bool(query.group_by) or any(
+            _has_aggregate(e) for e in self._modifier_exprs(query)
+        )
+        aggregates: dict[ast.Aggregate, str] = {}
+        if uses_aggregates:
+            keys: list[str] = []
+            for condition in query.group_by:
+                if isinstance(condition.expr, ast.Var) and condition.var is None:
+                    keys.append(condition.expr.name)
+                else:
+                    name = condition.var.name if condition.var else self.fresh("key")
+                    node = P.Extend(node, name, condition.expr)
+                    keys.append(name)
+            exprs = list(self._modifier_exprs(query))
+            for expr in exprs:
+                self._collect_aggregates(expr, aggregates)
+            node = P.Group(node, tuple(keys), tuple((var, agg) for agg, var in aggregates.items()))
+            for having in query.having:
+                node = P.Filter(node, self._replace_aggregates(having, aggregates))
+            if items is None:
+                raise UnsupportedQueryError("SELECT * cannot be used with GROUP BY or aggregates")
+            for item in items:
+                if item.expr is None and item.var.name not in keys:
+                    raise UnsupportedQueryError(
+                        f"?{item.var.name} is selected but neither grouped nor aggregated"
+                    )
+        elif query.having:
+            raise UnsupportedQueryError("HAVING needs GROUP BY or an aggregate")
+        for item in items or ():
+            if item.expr is not None:
+                node = P.Extend(node, item.var.name, self._replace_aggregates(item.expr, aggregates))
+        projection = tuple(i.var.name for i in items) if items is not None else _visible(node.variables)
+        order = tuple(
+            (self._replace_aggregates(c.expr, aggregates), c.descending) for c in query.order_by
+        )
+        if query.distinct:
+            node = P.Distinct(P.Project(node, projection))
+        if order:
+            node = P.TopK(node, order, query.limit, query.offset)
+        return P.Project(node, projection), projection
+
+    @staticmethod
+    def _modifier_exprs(query: ast.Query):
+        for item in query.projection or ():
+            if item.expr is not None:
+                yield item.expr
+        yield from query.having
+        for condition in query.order_by:
+            yield condition.expr
+
+    def _collect_aggregates(self, expr: Any, found: dict[ast.Aggregate, str]) -> None:
+        if isinstance(expr, ast.Aggregate):
+            if expr.arg is not None and _has_aggregate(expr.arg):
+                raise UnsupportedQueryError(f"aggregates cannot be nested: {expr.name}(...{expr.name}...)")
+            if expr not in found:
+                found[expr] = self.fresh("agg")
+        elif isinstance(expr, ast.Call):
+            for arg in expr.args:
+                self._collect_aggregates(arg, found)
+
+    def _replace_aggregates(self, expr: Any, found: dict[ast.Aggregate, str]) -> Any:
+        if isinstance(expr, ast.Aggregate):
+            return ast.Var(found[expr])
+        if isinstance(expr, ast.Call):
+            return ast.Call(expr.op, tuple(self._replace_aggregates(a, found) for a in expr.args))
+        return expr
+
+    # -- group graph patterns (SPARQL 1.1 §18.2.2.6) --------------------------------
+    def group(self, group: ast.GroupPattern, keep_filters: list | None = None) -> P.PlanNode:
+        node: P.PlanNode = P.Unit()
+        filters: list[Any] = []
+        for element in group.elements:
+            match element:
+                case ast.Filter():
+                    filters.append(element.expr)
+                case ast.BGP():
+                    node = _join(node, P.StaticBGP(element.triples))
+                case ast.StreamPattern():
+                    node = _join(node, self.stream(element))
+                case ast.OptionalPattern():
+                    inner_filters: list[Any] = []
+                    right = self.group(element.pattern, inner_filters)
+                    node = P.LeftJoin(node, right, _conjunction(inner_filters))
+                case ast.MinusPattern():
+                    node = P.AntiJoin(node, self.group(element.pattern), None, minus=True)
+                case ast.Bind():
+                    if element.var.name in node.variables:
+                        raise UnsupportedQueryError(f"BIND to ?{element.var.name}, which is already bound")
+                    node = P.Extend(node, element.var.name, element.expr)
+                case ast.UnionPattern():
+                    node = _join(node, P.Union(tuple(self.group(g) for g in element.alternatives)))
+                case ast.GroupPattern():
+                    node = _join(node, self.group(element))
+                case ast.GraphGraphPattern():
+                    node = _join(node, self.graph(element))
+                case ast.SubSelect():
+                    node = _join(node, self.sub_select(element.query))
+                case _:
+                    raise UnsupportedQueryError(f"unsupported pattern: {type(element).__name__}")
+        if keep_filters is not None:
+            keep_filters.extend(filters)
+            return node
+        return self.apply_filters(node, filters)
+
+    def apply_filters(self, node: P.PlanNode, filters: list[Any]) -> P.PlanNode:
+        plain: list[Any] = []
+        for expr in filters:
+            for conjunct in _conjuncts(expr):
+                if isinstance(conjunct, ast.Exists):
+                    inner_filters: list[Any] = []
+                    right = self.group(conjunct.pattern, inner_filters)
+                    condition = _conjunction(inner_filters)
+                    if conjunct.negated:
+                        node = P.AntiJoin(node, right, condition)
+                    else:
+                        node = P.SemiJoin(node, right, condition)
+                elif _has_exists(conjunct):
+                    raise UnsupportedQueryError(
+                        "EXISTS / NOT EXISTS is supported as a top-level conjunct of FILTER only"
+                    )
+                else:
+                    plain.append(conjunct)
+        if plain:
+            node = P.Filter(node, _conjunction(plain))
+        return node
+
+    def stream(self, element: ast.StreamPattern) -> P.Scan:
+        if not isinstance(element.stream, IRI):
+            raise UnsupportedQueryError(
+                f"line {element.position.line}: STREAM needs an IRI, not a variable"
+            )
+        if element.window.slide_ms is not None:
+            raise UnsupportedQueryError(
+                f"line {element.position.line}: RANGE ... SLIDE (hopping windows) is not supported yet; "
+                "use a sliding RANGE window"
+            )
+        triples: list[ast.TriplePattern] = []
+        for inner in element.pattern.elements:
+            if not isinstance(inner, ast.BGP):
+                raise UnsupportedQueryError(
+                    f"line {element.position.line}: a STREAM block may contain triple patterns only; "
+                    "put FILTER/BIND/OPTIONAL after the STREAM block"
+                )
+            triples.extend(inner.triples)
+        if not triples:
+            raise UnsupportedQueryError(f"line {element.position.line}: empty STREAM pattern")
+        return P.Scan(element.stream.value, element.window, tuple(triples))
+
+    def graph(self, element: ast.GraphGraphPattern) -> P.PlanNode:
+        triples: list[ast.TriplePattern] = []
+        for inner in element.pattern.elements:
+            if not isinstance(inner, ast.BGP):
+                raise UnsupportedQueryError("a GRAPH block may contain triple patterns only")
+            triples.extend(inner.triples)
+        return P.StaticBGP(tuple(triples), element.graph)
+
+    def sub_select(self, query: ast.Query) -> P.PlanNode:
+        keep = {item.var.name for item in query.projection} if query.projection is not None else None
+        if keep is not None:
+            query = _rename_hidden(query, keep, f"~{next(self._fresh)}")
+        node = self.group(query.where)
+        node, _ = self.modifiers(query, node)
+        return node
+
+
+# -- helpers ------------------------------------------------------------------------
+def _join(left: P.PlanNode, right: P.PlanNode) -> P.PlanNode:
+    if isinstance(left, P.Unit):
+        return right
+    return P.Join(left, right)
+
+
+def _conjuncts(expr: Any) -> list[Any]:
+    if isinstance(expr, ast.Call) and expr.op == "&&":
+        return [c for arg in expr.args for c in _conjuncts(arg)]
+    return [expr]
+
+
+def _conjunction(exprs: list[Any]) -> Any:
+    if not exprs:
+        return None
+    return exprs[0] if len(exprs) == 1 else ast.Call("&&", tuple(exprs))
+
+
+def _has_aggregate(expr: Any) -> bool:
+    if isinstance(expr, ast.Aggregate):
+        return True
+    return isinstance(expr, ast.Call) and any(_has_aggregate(a) for a in expr.args)
+
+
+def _has_exists(expr: Any) -> bool:
+    if isinstance(expr, ast.Exists):
+        return True
+    return isinstance(expr, ast.Call) and any(_has_exists(a) for a in expr.args)
+
+
+def _visible(variables: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(v for v in variables if not v.startswith("_") and "~" not in v)
+
+
+def _rename_hidden(obj: Any, keep: set[str], suffix: str) -> Any:
+    """Rename every variable of a sub-select that it does not project (SPARQL scoping)."""
+    if isinstance(obj, ast.Var):
+        return obj if obj.name in keep else ast.Var(obj.name + suffix)
+    if isinstance(obj, tuple):
+        return tuple(_rename_hidden(item, keep, suffix) for item in obj)
+    if isinstance(obj, dict):
+        return obj
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        changes = {
+            f.name: _rename_hidden(getattr(obj, f.name), keep, suffix)
+            for f in dataclasses.fields(obj)
+            if f.name not in ("prefixes", "position")
+        }
+        return dataclasses.replace(obj, **changes)
+    return obj

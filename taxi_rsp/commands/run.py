@@ -1,0 +1,77 @@
+"""`taxi-rsp run INPUT --out DIR [--query q1 ...]`: the engine over a taxi CSV."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from taxi_rsp.errors import UserError
+from taxi_rsp.runner import RunConfig, run
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "run",
+        help="run continuous queries over a taxi CSV with the CQELS engine",
+        description="Feed INPUT through the CQELS engine; writes DIR/<query>.csv, DIR/rejects.csv and "
+        "DIR/summary.json (written last, so its presence marks a complete run).",
+    )
+    parser.add_argument("input", type=Path, help="taxi trip CSV (DEBS 2015 format)")
+    parser.add_argument("--out", type=Path, required=True, help="output folder")
+    parser.add_argument("--query", action="append", dest="queries", metavar="NAME_OR_PATH",
+                        help="query name in queries/ (q1, q2) or a .cqels file; repeat for several (default q1)")
+    parser.add_argument("--q1-window", type=int, metavar="MIN", help="Q1 window in minutes (default 30)")
+    parser.add_argument("--q2-windows", metavar="PROFIT,EMPTY", help="Q2 windows in minutes (default 15,30)")
+    parser.add_argument("--param", action="append", default=[], metavar="[QUERY.]NAME=VALUE",
+                        help="bind a query parameter, e.g. q1.window=60m")
+    parser.add_argument("--static", action="append", type=Path, default=[], metavar="FILE",
+                        help="static RDF dataset to load (.nt, .ttl, .nq, ...)")
+    parser.add_argument("--explain", action="store_true", help="print the query plans before running")
+    parser.add_argument("--no-progress", action="store_true", help="no progress line on a terminal")
+    parser.set_defaults(func=main)
+
+
+def parse_params(args: argparse.Namespace) -> dict[str, dict[str, str]]:
+    params: dict[str, dict[str, str]] = {}
+    for item in args.param:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise UserError(f"--param {item!r}: use [QUERY.]NAME=VALUE")
+        query, dot, key = name.rpartition(".")
+        params.setdefault(query if dot else "*", {})[key] = value
+    if args.q1_window is not None:
+        if args.q1_window <= 0:
+            raise UserError("--q1-window must be a positive number of minutes")
+        params.setdefault("q1", {})["window"] = f"{args.q1_window}m"
+    if args.q2_windows is not None:
+        try:
+            profit, empty = (int(x) for x in args.q2_windows.split(","))
+        except ValueError:
+            raise UserError("--q2-windows takes two minute counts, e.g. 15,30") from None
+        if profit <= 0 or empty <= 0:
+            raise UserError("--q2-windows must be positive minute counts")
+        params.setdefault("q2", {}).update(profit_window=f"{profit}m", empty_window=f"{empty}m")
+    return params
+
+
+def main(args: argparse.Namespace) -> int:
+    config = RunConfig(
+        input=args.input,
+        out=args.out,
+        queries=args.queries or ["q1"],
+        params=parse_params(args),
+        static=args.static,
+        progress=not args.no_progress,
+        explain=args.explain,
+    )
+    summary = run(config, report=print)
+    rejected = sum(summary["rejected"].values())
+    print(f"read {summary['lines_read']:,} lines: {summary['accepted']:,} accepted, {rejected:,} rejected "
+          f"in {summary['exec_seconds']:.2f} s ({summary['events_per_second'] or 0:,.0f} events/s)")
+    for name, count in summary["emitted"].items():
+        delays = summary["delay_ms"][name]
+        delay_text = f", delay mean {delays['mean']:.3f} ms p99 {delays['p99']:.3f} ms" if delays["mean"] is not None else ""
+        print(f"  {name}: {count:,} lines -> {args.out / (name + '.csv')}{delay_text}")
+    print(f"  rejects -> {args.out / 'rejects.csv'}; summary -> {args.out / 'summary.json'}", file=sys.stdout)
+    return 0

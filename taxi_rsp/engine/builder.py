@@ -1,0 +1,188 @@
+"""Logical plan -> physical operators.
+
+Stateless operators directly above a window are fused into it (see
+:mod:`taxi_rsp.engine.ops.window`); everything else becomes one operator. Operators are
+recorded in creation order, which is bottom-up and therefore a valid order for the
+per-instant :meth:`~taxi_rsp.engine.ops.base.Operator.flush`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from taxi_rsp.algebra import plan as P
+from taxi_rsp.engine.expr import compile_expr
+from taxi_rsp.engine.ops.base import Operator
+from taxi_rsp.engine.ops.distinct import DistinctOp
+from taxi_rsp.engine.ops.group import GroupOp
+from taxi_rsp.engine.ops.join import JoinOp
+from taxi_rsp.engine.ops.match import BGPMatcher
+from taxi_rsp.engine.ops.minus import AntiJoinOp, LeftJoinOp, SemiJoinOp
+from taxi_rsp.engine.ops.stateless import MapOp, UnionOp, extend_step, filter_step, project_step
+from taxi_rsp.engine.ops.topk import TopKOp
+from taxi_rsp.engine.ops.window import WindowScan
+from taxi_rsp.engine.static import StaticStore
+from taxi_rsp.rdf.dictionary import Dictionary
+from taxi_rsp.rdf.terms import IRI
+
+
+class StaticSource(Operator):
+    """A constant relation (static sub-pattern results, or the unit relation)."""
+
+    def __init__(self, schema: tuple[str, ...], rows: list[tuple]) -> None:
+        super().__init__(schema)
+        self.rows = rows
+
+    def start(self) -> None:
+        self.emit([(row, 1) for row in self.rows])
+
+    def describe(self) -> str:
+        return f"StaticSource ({len(self.rows)} rows)"
+
+
+@dataclass
+class PhysicalPlan:
+    root: Operator
+    windows: list[WindowScan] = field(default_factory=list)
+    operators: list[Operator] = field(default_factory=list)
+    sources: list[StaticSource] = field(default_factory=list)
+    ordered_root: TopKOp | None = None
+    projection: tuple[int | None, ...] = ()
+
+
+class PlanBuilder:
+    def __init__(self, dictionary: Dictionary, static: StaticStore) -> None:
+        self.dictionary = dictionary
+        self.static = static
+        self.windows: list[WindowScan] = []
+        self.operators: list[Operator] = []
+        self.sources: list[StaticSource] = []
+        self._consumed: set[int] = set()
+
+    def build_query(self, logical: P.LogicalPlan) -> PhysicalPlan:
+        root = logical.root
+        ordered: TopKOp | None = None
+        if isinstance(root, P.Project) and isinstance(root.child, P.TopK):
+            ordered = self._topk(root.child, emits_deltas=False)
+            projection = tuple(ordered.position.get(v) for v in root.vars)
+            top: Operator = ordered
+        elif isinstance(root, P.Construct):
+            top = self.build(root.child)
+            projection = tuple(range(len(top.schema)))
+        else:
+            top = self.build(root)
+            projection = tuple(range(len(top.schema)))
+        return PhysicalPlan(top, self.windows, self.operators, self.sources, ordered, projection)
+
+    # -- one method per plan node ----------------------------------------------------
+    def build(self, node: P.PlanNode) -> Operator:
+        match node:
+            case P.Scan():
+                return self._scan(node)
+            case P.StaticBGP():
+                schema, rows = self.static.evaluate(node.triples, node.graph)
+                return self._source(schema, rows)
+            case P.Unit():
+                return self._source((), [()])
+            case P.Filter():
+                child = self.build(node.child)
+                step = filter_step(self._compile(node.expr, child.schema))
+                return self._stateless(child, step, child.schema, "Filter")
+            case P.Extend():
+                child = self.build(node.child)
+                step = extend_step(self._compile(node.expr, child.schema), self.dictionary)
+                return self._stateless(child, step, child.schema + (node.var,), f"Extend ?{node.var}")
+            case P.Project():
+                child = self.build(node.child)
+                positions = tuple(child.schema.index(v) if v in child.schema else None for v in node.vars)
+                if positions == tuple(range(len(child.schema))):
+                    return child
+                return self._stateless(child, project_step(positions), node.vars, "Project")
+            case P.Join():
+                left, right = self.build(node.left), self.build(node.right)
+                op = self._add(JoinOp(left.schema, right.schema))
+                self._connect(left, op.push_left)
+                self._connect(right, op.push_right)
+                return op
+            case P.LeftJoin() | P.AntiJoin() | P.SemiJoin():
+                return self._correlated(node)
+            case P.Union():
+                inputs = [self.build(n) for n in node.inputs]
+                schema: tuple[str, ...] = ()
+                for op in inputs:
+                    schema += tuple(v for v in op.schema if v not in schema)
+                union = self._add(UnionOp(schema, [op.schema for op in inputs]))
+                for port, op in enumerate(inputs):
+                    self._connect(op, union.input(port))
+                return union
+            case P.Group():
+                child = self.build(node.child)
+                aggregates = [
+                    (var, agg.name, agg.distinct,
+                     None if agg.arg is None else self._compile(agg.arg, child.schema))
+                    for var, agg in node.aggregates
+                ]
+                group = self._add(GroupOp(child.schema, node.keys, aggregates, self.dictionary))
+                self._connect(child, group.push)
+                return group
+            case P.Distinct():
+                child = self.build(node.child)
+                distinct = self._add(DistinctOp(child.schema))
+                self._connect(child, distinct.push)
+                return distinct
+            case P.TopK():
+                return self._topk(node, emits_deltas=True)
+        raise TypeError(f"cannot build {type(node).__name__}")
+
+    # -- helpers -----------------------------------------------------------------------
+    def _compile(self, expr, schema: tuple[str, ...]):
+        return compile_expr(expr, {v: i for i, v in enumerate(schema)}, self.dictionary)
+
+    def _add(self, op):
+        self.operators.append(op)
+        return op
+
+    def _connect(self, producer: Operator, sink) -> None:
+        producer.connect(sink)
+        self._consumed.add(id(producer))
+
+    def _source(self, schema: tuple[str, ...], rows: list[tuple]) -> StaticSource:
+        source = self._add(StaticSource(schema, rows))
+        self.sources.append(source)
+        return source
+
+    def _scan(self, node: P.Scan) -> WindowScan:
+        matcher = BGPMatcher(node.triples, self.dictionary)
+        window = self._add(WindowScan(self.dictionary.encode(IRI(node.stream)), node.window, matcher))
+        self.windows.append(window)
+        return window
+
+    def _stateless(self, child: Operator, step, schema: tuple[str, ...], label: str) -> Operator:
+        if isinstance(child, WindowScan) and id(child) not in self._consumed:
+            child.fuse(step, schema)
+            return child
+        op = self._add(MapOp(schema, step, label))
+        self._connect(child, op.push)
+        return op
+
+    def _correlated(self, node) -> Operator:
+        left, right = self.build(node.left), self.build(node.right)
+        if isinstance(node, P.LeftJoin):
+            op = LeftJoinOp(left.schema, right.schema)
+        elif isinstance(node, P.SemiJoin):
+            op = SemiJoinOp(left.schema, right.schema)
+        else:
+            op = AntiJoinOp(left.schema, right.schema, minus=node.minus)
+        if node.condition is not None:
+            op.set_condition(self._compile(node.condition, op.merged_schema))
+        self._add(op)
+        self._connect(left, op.push_left)
+        self._connect(right, op.push_right)
+        return op
+
+    def _topk(self, node: P.TopK, emits_deltas: bool) -> TopKOp:
+        child = self.build(node.child)
+        order = [(self._compile(expr, child.schema), desc) for expr, desc in node.order]
+        topk = self._add(TopKOp(child.schema, order, node.limit, node.offset, emits_deltas))
+        self._connect(child, topk.push)
+        return topk

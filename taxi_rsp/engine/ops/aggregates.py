@@ -1,0 +1,245 @@
+"""Incremental aggregates with a symmetric ``update`` / ``revert`` pair.
+
+Every accumulator supports retraction in O(log n) or better, which is what window
+expiry needs: COUNT, SUM, AVG keep running totals; MIN, MAX and MEDIAN keep the
+multiset of values in a sorted list (exact values, no floats: the median of an even
+count is the exact mean of the two middle values).
+
+>>> acc = make_accumulator("MEDIAN", distinct=False)
+>>> for v in (3, 1, 4, 2): acc.update(v)
+>>> acc.result()
+Fraction(5, 2)
+>>> acc.revert(4); acc.result()
+2
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from fractions import Fraction
+from typing import Any
+
+from sortedcontainers import SortedList
+
+from taxi_rsp.engine.expr import ExprError, is_numeric
+from taxi_rsp.engine.ops.ordering import order_key
+
+_ERROR = ExprError()
+
+
+class Accumulator:
+    """Base: counts erroring inputs; a non-zero error count makes the result an error."""
+
+    __slots__ = ("errors",)
+
+    def __init__(self) -> None:
+        self.errors = 0
+
+    def update_error(self) -> None:
+        self.errors += 1
+
+    def revert_error(self) -> None:
+        self.errors -= 1
+
+    def update(self, value: Any) -> None:
+        self._update(value)
+
+    def revert(self, value: Any) -> None:
+        self._revert(value)
+
+    def result(self) -> Any:
+        if self.errors:
+            raise _ERROR
+        return self._result()
+
+    def _update(self, value: Any) -> None:
+        raise TypeError(f"{type(self).__name__} must define _update")
+
+    def _revert(self, value: Any) -> None:
+        raise TypeError(f"{type(self).__name__} must define _revert")
+
+    def _result(self) -> Any:
+        raise TypeError(f"{type(self).__name__} must define _result")
+
+
+class Count(Accumulator):
+    __slots__ = ("n",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.n = 0
+
+    def update_error(self) -> None:  # COUNT(expr) skips rows where expr is an error
+        pass
+
+    def revert_error(self) -> None:
+        pass
+
+    def _update(self, value: Any) -> None:
+        self.n += 1
+
+    def _revert(self, value: Any) -> None:
+        self.n -= 1
+
+    def _result(self) -> int:
+        return self.n
+
+
+class Sum(Accumulator):
+    __slots__ = ("total", "n")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.total: Any = 0
+        self.n = 0
+
+    def _update(self, value: Any) -> None:
+        if not is_numeric(value):
+            self.errors += 1
+            return
+        self.total += value
+        self.n += 1
+
+    def _revert(self, value: Any) -> None:
+        if not is_numeric(value):
+            self.errors -= 1
+            return
+        self.total -= value
+        self.n -= 1
+
+    def _result(self) -> Any:
+        return self.total
+
+
+class Avg(Sum):
+    __slots__ = ()
+
+    def _result(self) -> Any:
+        if self.n == 0:
+            return 0
+        if isinstance(self.total, float):
+            return self.total / self.n
+        return Fraction(self.total, 1) / self.n
+
+
+class _Sorted(Accumulator):
+    __slots__ = ("values",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.values = SortedList(key=order_key)
+
+    def _update(self, value: Any) -> None:
+        self.values.add(value)
+
+    def _revert(self, value: Any) -> None:
+        self.values.remove(value)
+
+
+class Min(_Sorted):
+    __slots__ = ()
+
+    def _result(self) -> Any:
+        if not self.values:
+            raise _ERROR
+        return self.values[0]
+
+
+class Max(_Sorted):
+    __slots__ = ()
+
+    def _result(self) -> Any:
+        if not self.values:
+            raise _ERROR
+        return self.values[-1]
+
+
+class Median(_Sorted):
+    """Exact median of numeric values (non-numeric values make it an error)."""
+
+    __slots__ = ()
+
+    def _update(self, value: Any) -> None:
+        if not is_numeric(value):
+            self.errors += 1
+            return
+        self.values.add(value)
+
+    def _revert(self, value: Any) -> None:
+        if not is_numeric(value):
+            self.errors -= 1
+            return
+        self.values.remove(value)
+
+    def _result(self) -> Any:
+        n = len(self.values)
+        if n == 0:
+            raise _ERROR
+        if n % 2:
+            return self.values[n // 2]
+        low, high = self.values[n // 2 - 1], self.values[n // 2]
+        if isinstance(low, float) or isinstance(high, float):
+            return (low + high) / 2
+        return Fraction(low + high) / 2
+
+
+class Sample(Accumulator):
+    __slots__ = ("values",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.values: Counter = Counter()
+
+    def _update(self, value: Any) -> None:
+        self.values[value] += 1
+
+    def _revert(self, value: Any) -> None:
+        self.values[value] -= 1
+        if not self.values[value]:
+            del self.values[value]
+
+    def _result(self) -> Any:
+        for value in self.values:
+            return value
+        raise _ERROR
+
+
+class Distinct(Accumulator):
+    """Wraps an accumulator so that each distinct value is seen once."""
+
+    __slots__ = ("inner", "seen")
+
+    def __init__(self, inner: Accumulator) -> None:
+        super().__init__()
+        self.inner = inner
+        self.seen: Counter = Counter()
+
+    def update_error(self) -> None:
+        self.inner.update_error()
+
+    def revert_error(self) -> None:
+        self.inner.revert_error()
+
+    def _update(self, value: Any) -> None:
+        self.seen[value] += 1
+        if self.seen[value] == 1:
+            self.inner.update(value)
+
+    def _revert(self, value: Any) -> None:
+        self.seen[value] -= 1
+        if self.seen[value] == 0:
+            del self.seen[value]
+            self.inner.revert(value)
+
+    def result(self) -> Any:
+        return self.inner.result()
+
+
+_KINDS: dict[str, type[Accumulator]] = {
+    "COUNT": Count, "SUM": Sum, "AVG": Avg, "MIN": Min, "MAX": Max, "MEDIAN": Median, "SAMPLE": Sample,
+}
+
+
+def make_accumulator(name: str, distinct: bool) -> Accumulator:
+    accumulator = _KINDS[name]()
+    return Distinct(accumulator) if distinct else accumulator

@@ -1,0 +1,113 @@
+"""Incremental GROUP BY with aggregates.
+
+Per group: the number of input rows and one accumulator per aggregate. Changes are
+batched per evaluation instant: :meth:`GroupOp.flush` emits, for every group touched
+since the last flush, the retraction of its old output row and its new row (nothing
+when they are equal), so a burst of expiries costs one update downstream per group.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from taxi_rsp.engine.expr import Compiled, ExprError
+from taxi_rsp.engine.ops.aggregates import Accumulator, make_accumulator
+from taxi_rsp.engine.ops.base import Delta, Operator, Row
+from taxi_rsp.rdf.dictionary import Dictionary
+
+_MISSING = object()
+
+
+class _GroupState:
+    __slots__ = ("rows", "accumulators", "output")
+
+    def __init__(self, accumulators: list[Accumulator]) -> None:
+        self.rows = 0
+        self.accumulators = accumulators
+        self.output: Row | None = None
+
+
+class GroupOp(Operator):
+    def __init__(
+        self,
+        input_schema: tuple[str, ...],
+        keys: tuple[str, ...],
+        aggregates: list[tuple[str, str, bool, Compiled | None]],
+        dictionary: Dictionary,
+    ) -> None:
+        """``aggregates``: (output variable, name, distinct, compiled argument or None)."""
+        super().__init__(keys + tuple(a[0] for a in aggregates))
+        self._key_pos = tuple(input_schema.index(k) for k in keys)
+        self._specs = [(name, distinct, arg) for _, name, distinct, arg in aggregates]
+        self._groups: dict[tuple, _GroupState] = {}
+        self._dirty: dict[tuple, Row | None] = {}
+        self._encode = dictionary.encode_value
+        self._implicit = not keys  # no GROUP BY: one group that always exists
+        if self._implicit:
+            self._groups[()] = self._new_state()
+            self._dirty[()] = None
+
+    def describe(self) -> str:
+        return f"Group by {', '.join('?' + k for k in self.schema[:len(self._key_pos)])}"
+
+    def _new_state(self) -> _GroupState:
+        return _GroupState([make_accumulator(name, distinct) for name, distinct, _ in self._specs])
+
+    def push(self, deltas: list[Delta]) -> None:
+        key_pos = self._key_pos
+        for row, mult in deltas:
+            key = tuple(row[i] for i in key_pos)
+            state = self._groups.get(key)
+            if state is None:
+                state = self._groups[key] = self._new_state()
+            if key not in self._dirty:
+                self._dirty[key] = state.output
+            state.rows += mult
+            for (name, _, arg), acc in zip(self._specs, state.accumulators):
+                for _ in range(abs(mult)):
+                    self._apply(acc, arg, row, mult > 0)
+
+    @staticmethod
+    def _apply(acc: Accumulator, arg: Compiled | None, row: Row, insert: bool) -> None:
+        if arg is None:  # COUNT(*)
+            value: Any = True
+        else:
+            try:
+                value = arg(row)
+            except ExprError:
+                (acc.update_error if insert else acc.revert_error)()
+                return
+        (acc.update if insert else acc.revert)(value)
+
+    def _output(self, key: tuple, state: _GroupState) -> Row | None:
+        if state.rows == 0 and not self._implicit:
+            return None
+        values = []
+        for acc in state.accumulators:
+            try:
+                values.append(self._encode(acc.result()))
+            except ExprError:
+                values.append(None)
+        return key + tuple(values)
+
+    def flush(self) -> None:
+        if not self._dirty:
+            return
+        out: list[Delta] = []
+        for key, old in self._dirty.items():
+            state = self._groups[key]
+            new = self._output(key, state)
+            state.output = new
+            if new is None and not self._implicit:
+                del self._groups[key]
+            if old == new:
+                continue
+            if old is not None:
+                out.append((old, -1))
+            if new is not None:
+                out.append((new, 1))
+        self._dirty = {}
+        self.emit(out)
+
+    def state_size(self) -> int:
+        return len(self._groups)

@@ -1,0 +1,95 @@
+"""ORDER BY ... LIMIT as an incremental top-k over a changing relation.
+
+The whole input relation is kept in a sorted list keyed by the ORDER BY values (plus
+the row ids as a final tie-break, so the order is total and deterministic); insert and
+retraction are O(log n) and the top-k is read off the front. As the root of a query it
+is read by R2S as a snapshot; inside a sub-select it emits the changes of its top-k
+membership at each flush.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from sortedcontainers import SortedList
+
+from taxi_rsp.engine.expr import Compiled, ExprError
+from taxi_rsp.engine.ops.base import Delta, Operator, Row
+from taxi_rsp.engine.ops.ordering import descending_key, order_key
+
+
+def _row_key(row: Row) -> tuple:
+    return tuple(-1 if v is None else v for v in row)
+
+
+class TopKOp(Operator):
+    def __init__(
+        self,
+        schema: tuple[str, ...],
+        order: list[tuple[Compiled, bool]],
+        limit: int | None,
+        offset: int,
+        emits_deltas: bool,
+    ) -> None:
+        super().__init__(schema)
+        self._order = order
+        self.limit = limit
+        self.offset = offset
+        self._emits_deltas = emits_deltas
+        self._sorted: SortedList = SortedList()
+        self._entries: dict[Row, list] = {}  # row -> [sort entry, multiplicity]
+        self._last: list[Row] = []
+
+    def describe(self) -> str:
+        return f"TopK offset {self.offset} limit {self.limit}"
+
+    def _sort_key(self, row: Row) -> tuple:
+        parts = []
+        for compiled, descending in self._order:
+            try:
+                value = compiled(row)
+            except ExprError:
+                value = None
+            parts.append(descending_key(value) if descending else order_key(value))
+        return tuple(parts)
+
+    def push(self, deltas: list[Delta]) -> None:
+        for row, mult in deltas:
+            held = self._entries.get(row)
+            if held is None:
+                if mult < 0:
+                    raise ValueError(f"retraction of a row not in the top-k input: {row!r}")
+                entry = (self._sort_key(row), _row_key(row), row)
+                self._sorted.add(entry)
+                self._entries[row] = [entry, mult]
+                continue
+            held[1] += mult
+            if held[1] < 0:
+                raise ValueError(f"retraction below zero in top-k: {row!r}")
+            if held[1] == 0:
+                self._sorted.remove(held[0])
+                del self._entries[row]
+
+    def snapshot(self) -> list[Row]:
+        """The current ordered result rows (OFFSET/LIMIT applied, duplicates kept)."""
+        wanted = None if self.limit is None else self.offset + self.limit
+        rows: list[Row] = []
+        for _, _, row in self._sorted:
+            rows.extend([row] * self._entries[row][1])
+            if wanted is not None and len(rows) >= wanted:
+                break
+        return rows[self.offset:wanted]
+
+    def flush(self) -> None:
+        if not self._emits_deltas:
+            return
+        current = self.snapshot()
+        if current == self._last:
+            return
+        old, new = Counter(self._last), Counter(current)
+        out: list[Delta] = [(row, -n) for row, n in (old - new).items()]
+        out += [(row, n) for row, n in (new - old).items()]
+        self._last = current
+        self.emit(out)
+
+    def state_size(self) -> int:
+        return len(self._entries)

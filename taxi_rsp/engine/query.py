@@ -1,0 +1,181 @@
+"""A registered continuous query: its physical plan, its clock and its R2S step.
+
+R2S (report policy) per query form:
+
+* ``SELECT ... ORDER BY``: after each evaluation instant the ordered result (a
+  snapshot of the top-k) is reported when it differs from the last report;
+* other ``SELECT``: the net rows inserted and deleted during the instant (an
+  Istream/Dstream pair) are reported when there are any;
+* ``CONSTRUCT``: the triples instantiated from the rows inserted during the instant.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from taxi_rsp.algebra.plan import LogicalPlan
+from taxi_rsp.engine.builder import PhysicalPlan
+from taxi_rsp.engine.ops.base import Delta
+from taxi_rsp.engine.ops.match import TripleIndex
+from taxi_rsp.lang.ast import Query, Var
+from taxi_rsp.rdf.dictionary import Dictionary
+from taxi_rsp.rdf.events import GraphEvent
+from taxi_rsp.rdf.terms import BNode, Term
+
+
+@dataclass(frozen=True, slots=True)
+class Trigger:
+    """What caused an evaluation: an arriving event, or the expiry instant ``time``."""
+
+    time: int
+    event: GraphEvent | None = None
+
+    @property
+    def is_expiry(self) -> bool:
+        return self.event is None
+
+
+@dataclass(slots=True)
+class QueryOutput:
+    query: RegisteredQuery
+    trigger: Trigger
+    columns: tuple[str, ...]
+    rows: list[tuple] = field(default_factory=list)  # ordered snapshot or inserted rows (term ids)
+    deleted: list[tuple] = field(default_factory=list)
+    triples: list[tuple[Term, Term, Term]] = field(default_factory=list)  # CONSTRUCT
+
+    def values(self, rows: list[tuple] | None = None) -> list[tuple]:
+        """Rows as Python values (numbers, strings, DateTime, IRI...; None if unbound)."""
+        value = self.query.dictionary.value
+        return [tuple(None if v is None else value(v) for v in row) for row in (self.rows if rows is None else rows)]
+
+    def terms(self, rows: list[tuple] | None = None) -> list[tuple]:
+        """Rows as RDF terms (None if unbound)."""
+        decode = self.query.dictionary.decode
+        return [tuple(None if v is None else decode(v) for v in row) for row in (self.rows if rows is None else rows)]
+
+
+Listener = Callable[[QueryOutput], None]
+
+
+class RegisteredQuery:
+    def __init__(
+        self,
+        name: str,
+        ast: Query,
+        logical: LogicalPlan,
+        physical: PhysicalPlan,
+        dictionary: Dictionary,
+    ) -> None:
+        self.name = name
+        self.ast = ast
+        self.logical = logical
+        self.physical = physical
+        self.dictionary = dictionary
+        self.columns = logical.projection
+        self.listeners: list[Listener] = []
+        self.streams = {w.stream for w in physical.windows}
+        self._last_snapshot: list[tuple] | None = [] if physical.ordered_root is not None else None
+        self._pending: Counter = Counter()
+        self._bnodes = itertools.count()
+        if physical.ordered_root is None:
+            physical.root.connect(self._collect)
+        for source in physical.sources:
+            source.start()
+        self._flush()
+        self._pending.clear() if logical.form == "CONSTRUCT" else None
+
+    # -- clock -------------------------------------------------------------------------
+    def next_expiry(self) -> int | None:
+        times = [t for t in (w.next_expiry() for w in self.physical.windows) if t is not None]
+        return min(times) if times else None
+
+    def expire(self, until: int) -> None:
+        for window in self.physical.windows:
+            window.expire(until)
+
+    def insert(self, event: GraphEvent, index: TripleIndex) -> None:
+        for window in self.physical.windows:
+            if window.stream == event.stream:
+                window.insert(event.time, index)
+
+    # -- R2S ---------------------------------------------------------------------------
+    def _collect(self, deltas: list[Delta]) -> None:
+        pending = self._pending
+        for row, mult in deltas:
+            pending[row] += mult
+
+    def _flush(self) -> None:
+        for op in self.physical.operators:
+            op.flush()
+
+    def evaluate(self, trigger: Trigger) -> QueryOutput | None:
+        """Close the evaluation instant and report per the R2S policy (None: nothing)."""
+        self._flush()
+        projection = self.physical.projection
+        if self.physical.ordered_root is not None:
+            snapshot = [tuple(row[i] if i is not None else None for i in projection)
+                        for row in self.physical.ordered_root.snapshot()]
+            if snapshot == self._last_snapshot:
+                return None
+            self._last_snapshot = snapshot
+            output = QueryOutput(self, trigger, self.columns, rows=snapshot)
+        else:
+            if not self._pending:
+                return None
+            inserted, deleted = [], []
+            for row, mult in self._pending.items():
+                projected = tuple(row[i] if i is not None else None for i in projection)
+                if mult > 0:
+                    inserted.extend([projected] * mult)
+                elif mult < 0:
+                    deleted.extend([projected] * -mult)
+            self._pending.clear()
+            if not inserted and not deleted:
+                return None
+            output = QueryOutput(self, trigger, self.columns, rows=inserted, deleted=deleted)
+            if self.logical.form == "CONSTRUCT":
+                output.triples = self._construct(inserted)
+                if not output.triples:
+                    return None
+        for listener in self.listeners:
+            listener(output)
+        return output
+
+    def _construct(self, rows: list[tuple]) -> list[tuple[Term, Term, Term]]:
+        schema = self.physical.root.schema
+        position = {v: i for i, v in enumerate(schema)}
+        decode = self.dictionary.decode
+        triples = []
+        for row in rows:
+            fresh: dict[str, BNode] = {}
+            for pattern in self.ast.template:
+                parts = []
+                for node in (pattern.s, pattern.p, pattern.o):
+                    if isinstance(node, Var):
+                        i = position.get(node.name)
+                        value = row[i] if i is not None else None
+                        if value is None:
+                            break
+                        parts.append(decode(value))
+                    elif isinstance(node, BNode):
+                        parts.append(fresh.setdefault(node.label, BNode(f"{node.label}_{next(self._bnodes)}")))
+                    else:
+                        parts.append(node)
+                else:
+                    triples.append(tuple(parts))
+        return triples
+
+    def explain(self) -> str:
+        from taxi_rsp.algebra.plan import explain
+
+        lines = [f"query {self.name}", "logical plan:", explain(self.logical.root, 1), "physical operators:"]
+        for op in self.physical.operators:
+            lines.append(f"  {op.describe()} -> {', '.join('?' + v for v in op.schema)}")
+        return "\n".join(lines)
+
+    def state_size(self) -> int:
+        return sum(op.state_size() for op in self.physical.operators)

@@ -1,0 +1,174 @@
+"""The abstract syntax of CQELS-QL, produced by :mod:`taxi_rsp.lang.parser`.
+
+Terms are :mod:`taxi_rsp.rdf.terms` objects with prefixes already expanded; variables
+are :class:`Var`. The algebra translation (:mod:`taxi_rsp.algebra.translate`) turns
+this tree into a logical plan following SPARQL 1.1 §18.2.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from taxi_rsp.rdf.terms import Term
+
+
+@dataclass(frozen=True, slots=True)
+class Var:
+    name: str
+
+    def __str__(self) -> str:
+        return f"?{self.name}"
+
+
+Node = Term | Var
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    line: int
+    column: int
+
+
+# -- expressions --------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Const:
+    term: Term
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """An operator or function call: ``op`` is upper-case (``"+"``, ``"&&"``,
+    ``"FLOOR"``) or a full IRI for casts and extension functions."""
+
+    op: str
+    args: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Aggregate:
+    name: str  # COUNT, SUM, MIN, MAX, AVG, MEDIAN, SAMPLE
+    arg: Expr | None  # None for COUNT(*)
+    distinct: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Exists:
+    pattern: GroupPattern
+    negated: bool
+
+
+Expr = Var | Const | Call | Aggregate | Exists
+
+
+# -- graph patterns -----------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class TriplePattern:
+    s: Node
+    p: Node
+    o: Node
+
+
+@dataclass(frozen=True, slots=True)
+class BGP:
+    triples: tuple[TriplePattern, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class WindowSpec:
+    """``kind`` is RANGE, TRIPLES, NOW or ALL; durations are in milliseconds."""
+
+    kind: str
+    range_ms: int | None = None
+    slide_ms: int | None = None
+    count: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StreamPattern:
+    stream: Node
+    window: WindowSpec
+    pattern: GroupPattern
+    position: Position
+
+
+@dataclass(frozen=True, slots=True)
+class GraphGraphPattern:
+    graph: Node
+    pattern: GroupPattern
+
+
+@dataclass(frozen=True, slots=True)
+class OptionalPattern:
+    pattern: GroupPattern
+
+
+@dataclass(frozen=True, slots=True)
+class MinusPattern:
+    pattern: GroupPattern
+
+
+@dataclass(frozen=True, slots=True)
+class UnionPattern:
+    alternatives: tuple[GroupPattern, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Filter:
+    expr: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Bind:
+    expr: Expr
+    var: Var
+
+
+@dataclass(frozen=True, slots=True)
+class SubSelect:
+    query: Query
+
+
+@dataclass(frozen=True, slots=True)
+class GroupPattern:
+    elements: tuple[PatternElement, ...]
+
+
+PatternElement = (
+    BGP | StreamPattern | GraphGraphPattern | OptionalPattern | MinusPattern | UnionPattern
+    | Filter | Bind | SubSelect | GroupPattern
+)
+
+
+# -- queries ------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class SelectItem:
+    var: Var
+    expr: Expr | None = None  # None: a plain variable
+
+
+@dataclass(frozen=True, slots=True)
+class OrderCondition:
+    expr: Expr
+    descending: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class GroupCondition:
+    expr: Expr
+    var: Var | None = None
+
+
+@dataclass(frozen=True)
+class Query:
+    form: str  # SELECT or CONSTRUCT
+    where: GroupPattern
+    projection: tuple[SelectItem, ...] | None = None  # None: SELECT *
+    template: tuple[TriplePattern, ...] = ()
+    distinct: bool = False
+    group_by: tuple[GroupCondition, ...] = ()
+    having: tuple[Expr, ...] = ()
+    order_by: tuple[OrderCondition, ...] = ()
+    limit: int | None = None
+    offset: int = 0
+    datasets: tuple[tuple[str, bool], ...] = ()  # (iri, named)
+    prefixes: dict[str, str] = field(default_factory=dict)
