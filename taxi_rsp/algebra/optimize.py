@@ -41,6 +41,16 @@ def push_filter_below_correlated(node: P.PlanNode) -> P.PlanNode:
     return node
 
 
+def push_filter_below_extend(node: P.PlanNode) -> P.PlanNode:
+    """Filter(Extend(X, ?v, e)) -> Extend(Filter(X), ?v, e) when the filter does not read
+    ?v: rows are dropped before the expression is computed for them."""
+    if isinstance(node, P.Filter) and isinstance(node.child, P.Extend):
+        extend = node.child
+        if extend.var not in _expr_vars(node.expr) and not _uses_bound(node.expr):
+            return replace(extend, child=push_filter_below_extend(P.Filter(extend.child, node.expr)))
+    return node
+
+
 def push_filter_into_join_side(node: P.PlanNode) -> P.PlanNode:
     """Filter(Join(L, R)) -> Join(Filter(L), R) (or into R) when the filter's variables
     are all bound by that side; skipped for BOUND/COALESCE/IF, whose value may change
@@ -62,7 +72,7 @@ def _certain(node: P.PlanNode) -> bool:
                if f.name in ("child", "left", "right"))
 
 
-RULES: tuple[Rule, ...] = (push_filter_below_correlated, push_filter_into_join_side)
+RULES: tuple[Rule, ...] = (push_filter_below_correlated, push_filter_below_extend, push_filter_into_join_side)
 
 
 def optimize(node: P.PlanNode, rules: tuple[Rule, ...] = RULES) -> P.PlanNode:

@@ -85,8 +85,7 @@ class RegisteredQuery:
             physical.root.connect(self._collect)
         for source in physical.sources:
             source.start()
-        self._flush()
-        self._pending.clear() if logical.form == "CONSTRUCT" else None
+        self._flush()  # the registration state is reported with the first instant
 
     # -- clock -------------------------------------------------------------------------
     def next_expiry(self) -> int | None:

@@ -7,8 +7,15 @@ equal ids:
 * bit 62 set: inline value; bits 58..61 a type code; bits 0..57 the payload as a
   58-bit two's-complement integer (integers, decimals scaled by 10^9 when exact,
   dateTimes in milliseconds, booleans);
+  IRIs of the form ``<prefix><number>`` (``http://debs2015.org/trip/17``) are inlined
+  too, as a prefix number and the number, so per-event IRIs do not grow the table;
 * bit 62 clear: index + 1 into the term table (IRIs, blank nodes, strings, other
   literals and values too large to inline).
+
+Computed values that cannot be inlined (an exact non-terminating decimal such as a
+profitability of 1/3) are not added to the table either: ``encode_value`` returns a
+:class:`Computed` cell holding the exact value, so a long run does not grow the
+dictionary with every intermediate number.
 
 >>> d = Dictionary()
 >>> i = d.encode(Literal("42", "http://www.w3.org/2001/XMLSchema#integer"))
@@ -20,6 +27,7 @@ IRI(value='http://example.org/a')
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 
 from taxi_rsp.rdf.namespaces import INTEGER_TYPES, XSD_BOOLEAN, XSD_DATETIME, XSD_DECIMAL
@@ -45,6 +53,32 @@ T_INTEGER = 1
 T_DECIMAL = 2
 T_DATETIME = 3
 T_BOOLEAN = 4
+T_NUMBERED_IRI = 5
+PREFIX_BITS = 8
+NUMBER_BITS = PAYLOAD_BITS - PREFIX_BITS
+_NUMBERED_IRI = re.compile(r"(.*[/#:])([1-9][0-9]{0,14}|0)\Z")
+
+
+class Computed:
+    """An expression result kept by value instead of by id (see the module docstring)."""
+
+    __slots__ = ("value", "_key")
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+        self._key = (type(value).__name__, value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Computed) and self._key == other._key
+
+    def __hash__(self) -> int:
+        return hash(self._key)
+
+    def __repr__(self) -> str:
+        return f"Computed({self.value!r})"
+
+    def __lt__(self, other: object) -> bool:  # total order for tie-breaking only
+        return repr(self) < repr(other)
 
 
 def _inline(type_code: int, payload: int) -> int:
@@ -59,12 +93,14 @@ def _payload(term_id: int) -> int:
 class Dictionary:
     """A two-way map between terms and ids; see the module docstring for the layout."""
 
-    __slots__ = ("_ids", "_terms", "_values")
+    __slots__ = ("_ids", "_terms", "_values", "_prefixes", "_prefix_list")
 
     def __init__(self) -> None:
         self._ids: dict[Term, int] = {}
         self._terms: list[Term] = []
         self._values: list[object] = []
+        self._prefixes: dict[str, int] = {}
+        self._prefix_list: list[str] = []
 
     def __len__(self) -> int:
         return len(self._terms)
@@ -83,7 +119,27 @@ class Dictionary:
             inline = self._try_inline(literal_value(term.lexical, term.datatype), term.datatype)
             if inline is not None:
                 return inline
+        elif isinstance(term, IRI):
+            inline = self._numbered_iri(term.value)
+            if inline is not None:
+                return inline
         return self._add(term)
+
+    def _numbered_iri(self, iri: str) -> int | None:
+        match = _NUMBERED_IRI.match(iri)
+        if match is None:
+            return None
+        number = int(match.group(2))
+        if number >> NUMBER_BITS:
+            return None
+        prefix = match.group(1)
+        code = self._prefixes.get(prefix)
+        if code is None:
+            if len(self._prefix_list) >= 1 << PREFIX_BITS:
+                return None
+            code = self._prefixes[prefix] = len(self._prefix_list)
+            self._prefix_list.append(prefix)
+        return _inline(T_NUMBERED_IRI, (code << NUMBER_BITS) | number)
 
     def encode_value(self, value: object) -> int:
         """The id of an expression result (a Python value, see :mod:`.terms`)."""
@@ -92,6 +148,8 @@ class Dictionary:
         inline = self._try_inline(value, None)
         if inline is not None:
             return inline
+        if isinstance(value, (Fraction, float)):
+            return Computed(value)  # type: ignore[return-value]
         return self.encode(value_to_literal(value))
 
     def _try_inline(self, value: object, datatype: str | None) -> int | None:
@@ -124,6 +182,8 @@ class Dictionary:
     def value(self, term_id: int) -> object:
         """The Python value of an id: numbers, dateTimes, booleans, strings, or the
         IRI/BNode term itself."""
+        if type(term_id) is not int:
+            return term_id.value  # type: ignore[attr-defined]
         if term_id & INLINE_FLAG:
             type_code = (term_id >> TYPE_SHIFT) & 0xF
             payload = _payload(term_id)
@@ -133,13 +193,18 @@ class Dictionary:
                 return Fraction(payload, DECIMAL_SCALE)
             if type_code == T_DATETIME:
                 return DateTime(payload)
+            if type_code == T_NUMBERED_IRI:
+                return IRI(self._prefix_list[payload >> NUMBER_BITS] + str(payload & ((1 << NUMBER_BITS) - 1)))
             return bool(payload)
         return self._values[term_id - 1]
 
     def decode(self, term_id: int) -> Term:
         """The RDF term of an id (inline values in canonical lexical form)."""
+        if type(term_id) is not int:
+            return value_to_literal(term_id.value)  # type: ignore[attr-defined]
         if term_id & INLINE_FLAG:
-            return value_to_literal(self.value(term_id))
+            value = self.value(term_id)
+            return value if isinstance(value, IRI) else value_to_literal(value)
         return self._terms[term_id - 1]
 
     def lookup(self, term: Term) -> int | None:
@@ -147,4 +212,6 @@ class Dictionary:
         found = self._ids.get(term)
         if found is None and isinstance(term, Literal) and term.lang is None:
             found = self._try_inline(literal_value(term.lexical, term.datatype), term.datatype)
+        elif found is None and isinstance(term, IRI) and _NUMBERED_IRI.match(term.value):
+            found = self._numbered_iri(term.value)
         return found

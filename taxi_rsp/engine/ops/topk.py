@@ -18,7 +18,9 @@ from taxi_rsp.engine.ops.ordering import descending_key, order_key
 
 
 def _row_key(row: Row) -> tuple:
-    return tuple(-1 if v is None else v for v in row)
+    # Ids are non-negative ints; computed values (exact numbers, see Dictionary) sort
+    # after them by their (deterministic) numeric hash. Only used to make ties total.
+    return tuple(v if type(v) is int else (-1 if v is None else (1 << 64) + (hash(v) & 0xFFFFFFFF)) for v in row)
 
 
 class TopKOp(Operator):
