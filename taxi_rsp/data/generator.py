@@ -111,7 +111,7 @@ def generate(config: SynthConfig, out: Path, templates: Templates | None = None)
     t = templates if templates is not None else load_templates()
     rng = np.random.default_rng(config.seed)
     # The sample is 1 January's first hour: its minute-level pickup rate replaces the
-    # hourly curve there (only on that date and at the calibrated scale).
+    # hourly curve there when the run starts on that date (--trips scales it too).
     midnight = t.midnight_pickups if (config.start.month, config.start.day) == (1, 1) else None
     rates = minute_rates(config.days, config.start, midnight)
     if config.minutes is not None:
