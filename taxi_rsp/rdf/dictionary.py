@@ -178,6 +178,33 @@ class Dictionary:
         self._ids[term] = term_id
         return term_id
 
+    # -- fast paths for producers that already hold exact values ---------------
+    @staticmethod
+    def integer_id(value: int) -> int:
+        """The id of an xsd:integer that fits the inline payload."""
+        if not PAYLOAD_MIN <= value <= PAYLOAD_MAX:
+            raise OverflowError(value)
+        return _inline(T_INTEGER, value)
+
+    @staticmethod
+    def decimal_id(scaled: int, places: int) -> int:
+        """The id of the xsd:decimal ``scaled / 10**places`` (places <= 9)."""
+        value = scaled * 10 ** (9 - places)
+        if not PAYLOAD_MIN <= value <= PAYLOAD_MAX:
+            raise OverflowError(scaled)
+        return _inline(T_DECIMAL, value)
+
+    @staticmethod
+    def datetime_id(millis: int) -> int:
+        return _inline(T_DATETIME, millis)
+
+    def numbered_iri_id(self, prefix: str, number: int) -> int:
+        """The id of IRI ``prefix + str(number)`` (same as ``encode`` would give)."""
+        code = self._prefixes.get(prefix)
+        if code is None or number >> NUMBER_BITS or number < 0:
+            return self.encode(IRI(f"{prefix}{number}"))
+        return _inline(T_NUMBERED_IRI, (code << NUMBER_BITS) | number)
+
     # -- decoding ---------------------------------------------------------------
     def value(self, term_id: int) -> object:
         """The Python value of an id: numbers, dateTimes, booleans, strings, or the

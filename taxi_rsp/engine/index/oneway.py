@@ -20,10 +20,11 @@ class Entry:
 
 
 class OneWayIndex:
-    __slots__ = ("_keys", "_size")
+    __slots__ = ("_keys", "_wild", "_size")
 
     def __init__(self) -> None:
         self._keys: dict[tuple, dict[tuple, Entry]] = {}
+        self._wild: set[tuple] = set()  # stored keys with unbound parts
         self._size = 0
 
     def __len__(self) -> int:
@@ -36,6 +37,8 @@ class OneWayIndex:
     def put(self, key: tuple, row: tuple, entry: Entry) -> None:
         self._keys.setdefault(key, {})[row] = entry
         self._size += 1
+        if None in key:
+            self._wild.add(key)
 
     def remove(self, key: tuple, row: tuple) -> None:
         rows = self._keys[key]
@@ -43,6 +46,7 @@ class OneWayIndex:
         self._size -= 1
         if not rows:
             del self._keys[key]
+            self._wild.discard(key)
 
     def rows(self, key: tuple) -> Iterator[tuple[tuple, Entry]]:
         rows = self._keys.get(key)
@@ -56,9 +60,8 @@ class OneWayIndex:
             yield from self.all_rows()
             return
         yield from self.rows(key)
-        for stored, rows in list(self._keys.items()):
-            if None in stored:
-                yield from list(rows.items())
+        for stored in list(self._wild):
+            yield from self.rows(stored)
 
     def all_rows(self) -> Iterator[tuple[tuple, Entry]]:
         for rows in list(self._keys.values()):

@@ -1,0 +1,62 @@
+"""Line validation and exact number conversion of SPEC §1 (no floats anywhere).
+
+>>> to_scaled("-73.956528", 9), to_scaled("1.0000000005", 9), to_scaled("1.0000000015", 9)
+(-73956528000, 1000000000, 1000000002)
+>>> to_scaled("-0.004", 2), to_scaled(".5", 2), to_scaled("1.", 2)
+(0, 50, 100)
+>>> to_scaled("1e3", 2) is None, to_scaled("٤٠.7", 2) is None, to_scaled("nan", 2) is None
+(True, True, True)
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+_DECIMAL = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?\Z")
+_TIMESTAMP = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})\Z")
+
+
+def to_scaled(text: str, places: int) -> int | None:
+    """``text`` in xsd:decimal syntax as an integer count of 10^-places, rounded once
+    half to even; None when it is not a decimal number."""
+    match = _DECIMAL.match(text)
+    if match is None:
+        return None
+    sign, whole, frac = match.group(1), match.group(2), match.group(3)
+    if not whole and not frac:  # "", "+", ".", "-." are not numbers
+        return None
+    frac = frac or ""
+    digits = int((whole or "0") + frac)
+    shift = places - len(frac)
+    if shift >= 0:
+        value = digits * 10**shift
+    else:
+        unit = 10**-shift
+        value, rest = divmod(digits, unit)
+        if 2 * rest > unit or (2 * rest == unit and value % 2 == 1):  # half to even
+            value += 1
+    return -value if sign == "-" else value
+
+
+def timestamp_valid(text: str) -> bool:
+    """Strict ``YYYY-MM-DD HH:MM:SS`` with ASCII digits and a real calendar instant."""
+    match = _TIMESTAMP.match(text)
+    if match is None:
+        return False
+    try:
+        datetime(*(int(g) for g in match.groups()))
+    except ValueError:
+        return False
+    return True
+
+
+def format_scaled(value: int, places: int) -> str:
+    """A scaled integer as a decimal with exactly ``places`` decimals.
+
+    >>> format_scaled(-73956528000, 9), format_scaled(-1, 2)
+    ('-73.956528000', '-0.01')
+    """
+    sign = "-" if value < 0 else ""
+    whole, frac = divmod(abs(value), 10**places)
+    return f"{sign}{whole}.{frac:0{places}d}"
