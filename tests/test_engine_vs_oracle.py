@@ -1,0 +1,75 @@
+"""Q1 and Q2 through the real engine path (feeder -> CQELS engine -> listener) against the
+independent oracle in tests/oracle and the hand-built cases in tests/cases."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from taxi_rsp.runner import RunConfig, run
+from tests.conftest import ROOT, SAMPLE_20D
+
+CASES = sorted(p for p in (ROOT / "tests" / "cases").glob("*") if (p / "input.csv").is_file())
+
+
+def engine_outputs(path: Path, out: Path, queries=("q1", "q2"), **params) -> dict[str, list[str]]:
+    run(RunConfig(input=path, out=out, queries=list(queries), params=params))
+    files = {q: (out / f"{q}.csv").read_text(encoding="utf-8").splitlines() for q in queries}
+    files["summary"] = json.loads((out / "summary.json").read_text())
+    return files
+
+
+def without_delay(lines: list[str]) -> list[str]:
+    return [line.rsplit(",", 1)[0] for line in lines]
+
+
+@pytest.fixture(scope="session")
+def sample_oracle():
+    from tests.oracle.run import run_oracle
+
+    return run_oracle(SAMPLE_20D)
+
+
+def test_real_sample_q1_q2_equal_the_oracle(tmp_path: Path, sample_oracle) -> None:
+    outputs = engine_outputs(SAMPLE_20D, tmp_path)
+    for query in ("q1", "q2"):
+        expected = getattr(sample_oracle, query)
+        assert without_delay(outputs[query]) == without_delay(expected), query
+        # the delay column: NULL exactly for expiry triggers, else a number with 3 decimals
+        for mine, theirs in zip(outputs[query], expected):
+            delay = mine.rsplit(",", 1)[1]
+            assert (delay == "NULL") == (theirs.rsplit(",", 1)[1] == "NULL")
+            if delay != "NULL":
+                assert float(delay) >= 0 and len(delay.split(".")[1]) == 3
+    summary = outputs["summary"]
+    assert summary["lines_read"] == sample_oracle.lines_read
+    assert summary["rejected"] == sample_oracle.rejected
+    assert summary["outliers"] == sample_oracle.outliers
+    assert summary["emitted"] == {"q1": len(sample_oracle.q1), "q2": len(sample_oracle.q2)}
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_hand_built_case(tmp_path: Path, case: Path) -> None:
+    outputs = engine_outputs(case / "input.csv", tmp_path)
+    for query in ("q1", "q2"):
+        expected_file = case / f"expected_{query}.csv"
+        if not expected_file.exists():
+            continue
+        expected = expected_file.read_text(encoding="utf-8").splitlines()
+        assert without_delay(outputs[query]) == without_delay(expected), f"{case.name} {query}"
+        nulls = [line.endswith(",NULL") for line in outputs[query]]
+        assert nulls == [line.endswith(",NULL") for line in expected]
+
+
+def test_window_sweep_parameters_reach_the_queries(tmp_path: Path) -> None:
+    from tests.oracle.run import run_oracle
+
+    head = tmp_path / "head.csv"
+    head.write_text("".join(SAMPLE_20D.read_text().splitlines(keepends=True)[:1500]))
+    outputs = engine_outputs(head, tmp_path / "out", q1={"window": "60m"}, q2={"profit_window": "30m",
+                                                                                "empty_window": "60m"})
+    oracle = run_oracle(head, q1_window_min=60, q2_windows_min=(30, 60))
+    assert without_delay(outputs["q1"]) == without_delay(oracle.q1)
+    assert without_delay(outputs["q2"]) == without_delay(oracle.q2)
