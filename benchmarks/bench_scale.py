@@ -63,11 +63,24 @@ def timed(argv: list[str], cwd: Path = ROOT) -> dict:
 
 @pytest.fixture(scope="module")
 def results(cache_dir: Path):
-    """Collects every measurement; at the end writes JSON and the docs block."""
-    found: dict = {"machine": machine(), "commit": commit(), "date": time.strftime("%Y-%m-%d %H:%M")}
+    """Collects this session's measurements; at the end merges them into
+    ``cache/scale_results.json`` (so workloads may be run one at a time, or in
+    separate processes) and rewrites the docs block from the merged figures."""
+    found: dict = {}
     yield found
-    (cache_dir / "scale_results.json").write_text(json.dumps(found, indent=2, default=str))
-    table = render(found)
+    store = cache_dir / "scale_results.json"
+    merged = json.loads(store.read_text()) if store.exists() else {}  # re-read: others may have written
+    stamp = {"commit": commit(), "date": time.strftime("%Y-%m-%d %H:%M")}
+    for key, value in found.items():
+        if key == "engine":
+            for workload, entry in value.items():
+                merged.setdefault("engine", {})[workload] = {**stamp, **entry}
+        else:
+            merged[key] = value
+    if found:
+        merged.update(machine=machine(), **stamp)
+    store.write_text(json.dumps(merged, indent=2, default=str))
+    table = render(merged)
     print("\n" + table)
     update_docs(table)
 
@@ -148,6 +161,7 @@ def test_engine(benchmark, workload: str, scale_file: Path, cache_dir: Path, res
         pytest.skip("`taxi-rsp run` does not exist yet (taxi_rsp/commands/run.py)")
     out = cache_dir / f"run_{workload}"
     shutil.rmtree(out, ignore_errors=True)
+    measured_at = commit()  # others may commit while a long run is going
     queries = WORKLOADS[workload]
     # `--query q1 q2` (nargs) or `--query q1 --query q2` (append): try both spellings.
     spellings = [["--query", *queries], [arg for q in queries for arg in ("--query", q)]]
@@ -173,6 +187,7 @@ def test_engine(benchmark, workload: str, scale_file: Path, cache_dir: Path, res
         "events_per_s": summary["lines_read"] / exec_s if exec_s else None,
         "delay_ms": {q: summary["delay_ms"][q] for q in queries},
         "emitted": summary.get("emitted"),
+        "commit": measured_at,
     }
     results.setdefault("engine", {})[workload] = entry
     benchmark.extra_info.update({k: v for k, v in entry.items() if k != "delay_ms"})
@@ -213,7 +228,7 @@ def _num(value, fmt: str = "{:.2f}") -> str:
 
 def render(found: dict) -> str:
     """The markdown block for docs/performance.md."""
-    lines = [f"Measured {found['date']} at commit `{found['commit']}` on {found['machine']}.", ""]
+    lines = [f"Last measured {found.get('date', '?')} on {found.get('machine', '?')}.", ""]
     synth = found.get("synth")
     if synth:
         lines.append(
@@ -228,16 +243,16 @@ def render(found: dict) -> str:
     )
     lines += [
         "",
-        "| workload | exec s | events/s | delay mean / p50 / p99 ms | peak RSS MiB | × polars floor | × Python floor "
-        "| CQELS 2015 exec s | CQELS 2015 mean delay ms |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| workload | commit | exec s | events/s | delay mean / p50 / p99 ms | peak RSS MiB | × polars floor "
+        "| × Python floor | CQELS 2015 exec s | CQELS 2015 mean delay ms |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     engine = found.get("engine", {})
     for workload in WORKLOADS:
         ref_s, ref_delay = CQELS_TABLE_1[workload]
         entry = engine.get(workload)
         if entry is None:
-            lines.append(f"| {workload} | not run | | | | | | {ref_s} | {ref_delay} |")
+            lines.append(f"| {workload} | not run | | | | | | | {ref_s} | {ref_delay} |")
             continue
         delays = " ; ".join(
             f"{q}: {_num(d.get('mean'), '{:.3f}')} / {_num(d.get('p50'), '{:.3f}')} / {_num(d.get('p99'), '{:.3f}')}"
@@ -246,7 +261,7 @@ def render(found: dict) -> str:
         ratio_polars = entry["exec_s"] / polars_s if polars_s else None
         ratio_python = entry["exec_s"] / python_s if python_s else None
         lines.append(
-            f"| {workload} | {entry['exec_s']:.1f} | {_num(entry['events_per_s'], '{:,.0f}')} | {delays} | "
+            f"| {workload} | `{entry.get('commit', '?')}` | {entry['exec_s']:.1f} | {_num(entry['events_per_s'], '{:,.0f}')} | {delays} | "
             f"{_num(entry['rss_mib'], '{:.0f}')} | {_num(ratio_polars, '{:.1f}')} | {_num(ratio_python, '{:.1f}')} "
             f"| {ref_s} | {ref_delay} |"
         )
