@@ -37,8 +37,11 @@ class ExprError(Exception):
 _ERROR = ExprError()
 
 
+_NUMERIC_TYPES = frozenset((int, Fraction, float))  # exact types: bool and DateTime excluded
+
+
 def is_numeric(value: Any) -> bool:
-    return isinstance(value, (int, Fraction, float)) and not isinstance(value, (bool, DateTime))
+    return type(value) in _NUMERIC_TYPES
 
 
 def ebv(value: Any) -> bool:
@@ -70,7 +73,7 @@ def lexical(value: Any) -> str:
 
 
 def _numeric(value: Any) -> Any:
-    if not is_numeric(value):
+    if type(value) not in _NUMERIC_TYPES:
         raise _ERROR
     return value
 
@@ -97,7 +100,7 @@ def _arith(op: str) -> Callable[[Any, Any], Any]:
 
 
 def _comparable(a: Any, b: Any) -> tuple[Any, Any]:
-    if is_numeric(a) and is_numeric(b):
+    if type(a) in _NUMERIC_TYPES and type(b) in _NUMERIC_TYPES:
         return a, b
     if type(a) is type(b) and isinstance(a, (str, DateTime, bool)):
         return a, b
@@ -302,7 +305,55 @@ def compile_expr(expr: Any, schema: dict[str, int], dictionary: Dictionary) -> C
 
 
 def _compile_call(expr: ast.Call, schema: dict[str, int], dictionary: Dictionary) -> Compiled:
+    compiled = _compile_call_unfolded(expr, schema, dictionary)
+    if expr.op != "BOUND" and all(_is_constant(a) for a in expr.args):
+        # Constant folding: evaluate once at registration (errors stay run-time errors).
+        try:
+            value = compiled(())
+        except ExprError:
+            return compiled
+        folded = lambda row: value  # noqa: E731
+        folded.constant = True  # type: ignore[attr-defined]
+        return folded
+    return compiled
+
+
+def _is_constant(expr: Any) -> bool:
+    if isinstance(expr, ast.Const) or isinstance(expr, (IRI, BNode)):
+        return True
+    return isinstance(expr, ast.Call) and expr.op != "BOUND" and all(_is_constant(a) for a in expr.args)
+
+
+def _floor_division(rounding: str, left: Compiled, right: Compiled) -> Compiled:
+    """FLOOR(a / b) and CEIL(a / b) on exact numbers without building the quotient:
+    ints and Fractions both expose numerator/denominator."""
+
+    def evaluate(row: tuple) -> Any:
+        a, b = left(row), right(row)
+        ta, tb = type(a), type(b)
+        if ta not in _NUMERIC_TYPES or tb not in _NUMERIC_TYPES:
+            raise _ERROR
+        if ta is float or tb is float:
+            quotient = _arith("/")(a, b)
+            return float(math.floor(quotient) if rounding == "FLOOR" else math.ceil(quotient))
+        num = a.numerator * b.denominator
+        den = a.denominator * b.numerator
+        if den == 0:
+            raise _ERROR
+        if den < 0:
+            num, den = -num, -den
+        result = num // den if rounding == "FLOOR" else -((-num) // den)
+        return Fraction(result)  # a decimal, as FLOOR of the decimal quotient would be
+
+    return evaluate
+
+
+def _compile_call_unfolded(expr: ast.Call, schema: dict[str, int], dictionary: Dictionary) -> Compiled:
     op = expr.op
+    if op in ("FLOOR", "CEIL") and len(expr.args) == 1:
+        inner = expr.args[0]
+        if isinstance(inner, ast.Call) and inner.op == "/" and len(inner.args) == 2:
+            return _floor_division(op, *(compile_expr(a, schema, dictionary) for a in inner.args))
     if op == "BOUND":
         index = schema.get(expr.args[0].name)
         return (lambda row: False) if index is None else (lambda row: row[index] is not None)

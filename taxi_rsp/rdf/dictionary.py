@@ -93,7 +93,7 @@ def _payload(term_id: int) -> int:
 class Dictionary:
     """A two-way map between terms and ids; see the module docstring for the layout."""
 
-    __slots__ = ("_ids", "_terms", "_values", "_prefixes", "_prefix_list")
+    __slots__ = ("_ids", "_terms", "_values", "_prefixes", "_prefix_list", "_decimals")
 
     def __init__(self) -> None:
         self._ids: dict[Term, int] = {}
@@ -101,6 +101,9 @@ class Dictionary:
         self._values: list[object] = []
         self._prefixes: dict[str, int] = {}
         self._prefix_list: list[str] = []
+        # Decoded inline decimals, cached: coordinates repeat a lot and Fraction()
+        # construction dominates expression cost. Cleared when large (bounded memory).
+        self._decimals: dict[int, Fraction] = {}
 
     def __len__(self) -> int:
         return len(self._terms)
@@ -211,13 +214,20 @@ class Dictionary:
         IRI/BNode term itself."""
         if type(term_id) is not int:
             return term_id.value  # type: ignore[attr-defined]
+        cached = self._decimals.get(term_id)
+        if cached is not None:
+            return cached
         if term_id & INLINE_FLAG:
             type_code = (term_id >> TYPE_SHIFT) & 0xF
             payload = _payload(term_id)
             if type_code == T_INTEGER:
                 return payload
             if type_code == T_DECIMAL:
-                return Fraction(payload, DECIMAL_SCALE)
+                value = Fraction(payload, DECIMAL_SCALE)
+                if len(self._decimals) >= 1 << 20:
+                    self._decimals.clear()
+                self._decimals[term_id] = value
+                return value
             if type_code == T_DATETIME:
                 return DateTime(payload)
             if type_code == T_NUMBERED_IRI:
