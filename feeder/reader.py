@@ -92,7 +92,7 @@ class Feeder:
     def _reject(self, line_no: int, reason: str, text: str) -> None:
         self.stats.rejected[reason] += 1
         if self._rejects is not None:
-            self._rejects.writerow([line_no, reason, text.replace("\x00", "\\x00")])
+            self._rejects.writerow([line_no, reason, text])
 
     # -- the stream --------------------------------------------------------------------
     def __iter__(self) -> Iterator[GraphEvent]:
