@@ -57,6 +57,12 @@ class _Translator:
                     name = condition.var.name if condition.var else self.fresh("key")
                     node = P.Extend(node, name, condition.expr)
                     keys.append(name)
+            # (AGG(...) AS ?v) names the aggregate's output directly: no copy step.
+            for item in items or ():
+                if isinstance(item.expr, ast.Aggregate) and item.expr not in aggregates:
+                    if item.var.name not in keys:
+                        self._collect_aggregates(item.expr, aggregates)
+                        aggregates[item.expr] = item.var.name
             exprs = list(self._modifier_exprs(query))
             for expr in exprs:
                 self._collect_aggregates(expr, aggregates)
@@ -73,7 +79,7 @@ class _Translator:
         elif query.having:
             raise UnsupportedQueryError("HAVING needs GROUP BY or an aggregate")
         for item in items or ():
-            if item.expr is not None:
+            if item.expr is not None and aggregates.get(item.expr) != item.var.name:
                 node = P.Extend(node, item.var.name, self._replace_aggregates(item.expr, aggregates))
         projection = tuple(i.var.name for i in items) if items is not None else _visible(node.variables)
         order = tuple(
