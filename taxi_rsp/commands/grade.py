@@ -1,0 +1,85 @@
+"""`taxi-rsp grade`: run submissions in the grading VM and rank them.
+
+    $ taxi-rsp grade vm/submissions/engine vm/submissions/baseline --data slice.csv
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+from taxi_rsp.errors import UserError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from taxi_rsp.grading.image import DEFAULT_OUT
+    from taxi_rsp.grading.qemu import VmConfig
+
+    parser = subparsers.add_parser(
+        "grade", help="grade submissions inside the VM image and print a leaderboard")
+    parser.add_argument("submissions", nargs="+", type=Path, metavar="SUBMISSION",
+                        help="submission directory or tarball with a submission.toml")
+    parser.add_argument("--data", type=Path, required=True, help="input CSV (keep it small: TCG)")
+    parser.add_argument("--reference", type=Path, default=None,
+                        help="directory with reference q1.csv/q2.csv (default: run our engine "
+                             "on the host, cross-checked by the Spark baseline)")
+    parser.add_argument("--no-cross-check", action="store_true",
+                        help="do not run the Spark baseline to cross-check the reference")
+    parser.add_argument("--image", type=Path, default=DEFAULT_OUT, help="image directory")
+    parser.add_argument("--out", type=Path, default=Path("out/grade"),
+                        help="results directory (default %(default)s)")
+    parser.add_argument("--timeout", type=float, default=600.0,
+                        help="hard time limit of each submission in seconds (default %(default)s)")
+    parser.add_argument("--cpus", type=int, default=VmConfig.cpus, help="vCPUs (default %(default)s)")
+    parser.add_argument("--memory", type=int, default=VmConfig.memory_mb,
+                        help="VM RAM in MiB (default %(default)s)")
+    parser.add_argument("--accel", choices=("auto", "kvm", "tcg"), default="auto")
+    parser.set_defaults(func=_grade)
+
+
+def _grade(args: argparse.Namespace) -> int:
+    from taxi_rsp.grading.grader import GradeConfig, grade_submission
+    from taxi_rsp.grading.image import ImageFiles, require_tools
+    from taxi_rsp.grading.leaderboard import leaderboard, markdown
+    from taxi_rsp.grading.qemu import VmConfig
+    from taxi_rsp.grading.reference import load_reference, produce_reference
+    from taxi_rsp.grading.report import write_reports
+
+    if not args.data.is_file():
+        raise UserError(f"--data {args.data}: no such file")
+    if args.timeout <= 0 or args.cpus < 1 or args.memory < 256:
+        raise UserError("--timeout must be > 0, --cpus >= 1, --memory >= 256 (MiB)")
+    image = ImageFiles(args.image)
+    image.check()
+    require_tools(("mke2fs", "debugfs", "qemu-system-x86_64"))
+    if args.reference is not None:
+        reference = load_reference(args.reference)
+    else:
+        print(f"reference: running taxi-rsp on the host over {args.data}")
+        reference = produce_reference(args.data, args.out / "reference",
+                                      cross_check=not args.no_cross_check)
+    config = GradeConfig(VmConfig(cpus=args.cpus, memory_mb=args.memory, accel=args.accel),
+                         time_limit_s=args.timeout)
+    grades = []
+    for index, source in enumerate(args.submissions, start=1):
+        print(f"[{index}/{len(args.submissions)}] grading {source} in the VM")
+        workdir = args.out / "runs" / f"{index:02d}-{_slug(source)}"
+        grade = grade_submission(source, args.data, reference, image, config, workdir)
+        print(f"    {grade.verdict}: {grade.message}")
+        grades.append(grade)
+    standings = leaderboard(grades)
+    context = {"data": str(args.data), "reference": reference.describe(),
+               "vm": {"cpus": args.cpus, "memory_mb": args.memory, "time_limit_s": args.timeout},
+               "image_manifest": str(image.manifest)}
+    write_reports(args.out, standings, context)
+    print()
+    print(markdown(standings), end="")
+    print(f"\nresults: {args.out / 'results.json'}, {args.out / 'leaderboard.md'}")
+    return 0
+
+
+def _slug(path: Path) -> str:
+    name = path.name.removesuffix(".gz").removesuffix(".tar").removesuffix(".tgz") or "submission"
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)[:40]
+
