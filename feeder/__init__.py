@@ -1,5 +1,6 @@
 """The Feeder: taxi CSV lines -> validated RDF graph events (SPEC §1)."""
 
-from feeder.reader import Feeder, FeedStats, TripMeta
+from feeder.reader import Feeder
+from feeder.records import FeedStats, TripMeta
 
 __all__ = ["Feeder", "FeedStats", "TripMeta"]

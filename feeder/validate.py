@@ -11,9 +11,10 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import date
 
 _DECIMAL = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?\Z")
+_EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
 _TIMESTAMP = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})\Z")
 
 
@@ -39,16 +40,29 @@ def to_scaled(text: str, places: int) -> int | None:
     return -value if sign == "-" else value
 
 
-def timestamp_valid(text: str) -> bool:
-    """Strict ``YYYY-MM-DD HH:MM:SS`` with ASCII digits and a real calendar instant."""
+def timestamp_millis(text: str) -> int | None:
+    """Milliseconds since 1970-01-01 of a strict ``YYYY-MM-DD HH:MM:SS`` (ASCII digits,
+    a real calendar date and time of day), or None when ``text`` is not one.
+
+    >>> timestamp_millis("1970-01-02 00:00:01"), timestamp_millis("2013-02-29 00:00:00")
+    (86401000, None)
+    """
     match = _TIMESTAMP.match(text)
     if match is None:
-        return False
+        return None
     try:
-        datetime(*(int(g) for g in match.groups()))
+        day = date(int(match[1]), int(match[2]), int(match[3])).toordinal() - _EPOCH_ORDINAL
     except ValueError:
-        return False
-    return True
+        return None
+    hour, minute, second = int(match[4]), int(match[5]), int(match[6])
+    if hour > 23 or minute > 59 or second > 59:  # no leap seconds, no 24:00:00
+        return None
+    return ((day * 24 + hour) * 60 + minute) * 60_000 + second * 1000
+
+
+def timestamp_valid(text: str) -> bool:
+    """Strict ``YYYY-MM-DD HH:MM:SS`` with ASCII digits and a real calendar instant."""
+    return timestamp_millis(text) is not None
 
 
 def format_scaled(value: int, places: int) -> str:
