@@ -23,6 +23,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     build.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"image directory (default {DEFAULT_OUT})")
     build.add_argument("--source-date-epoch", type=int, default=None,
                        help="timestamp for a reproducible build (default: $SOURCE_DATE_EPOCH, else last commit)")
+    build.add_argument("--git-ref", default=None,
+                       help="build the project as committed at this ref (default: the working tree)")
     build.set_defaults(func=_build)
 
     boot = actions.add_parser("boot", help="boot the image once with an empty job and report timings")
@@ -43,7 +45,7 @@ def _add_vm_options(parser: argparse.ArgumentParser) -> None:
 def _build(args: argparse.Namespace) -> int:
     from taxi_rsp.grading.image import build_image
 
-    manifest = build_image(args.out, args.source_date_epoch)
+    manifest = build_image(args.out, args.source_date_epoch, args.git_ref)
     files = manifest["files"]
     print(json.dumps({"out": str(args.out), "build_seconds": manifest["build_seconds"],
                       "bytes": {k: v["bytes"] for k, v in files.items()}}, indent=2))

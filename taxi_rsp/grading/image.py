@@ -16,11 +16,13 @@ Only the Debian and PyPI registries are contacted.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -100,20 +102,27 @@ def require_tools(tools: tuple[str, ...] = HOST_TOOLS) -> None:
         )
 
 
-def source_date_epoch(repo: Path = REPO_ROOT) -> int:
-    """SOURCE_DATE_EPOCH from the environment, else the last commit's time."""
+def source_date_epoch(git_ref: str | None = None) -> int:
+    """SOURCE_DATE_EPOCH from the environment, else the time of the (last) commit."""
     if "SOURCE_DATE_EPOCH" in os.environ:
         return int(os.environ["SOURCE_DATE_EPOCH"])
-    out = _run(["git", "-C", str(repo), "log", "-1", "--format=%ct"], capture=True)
+    out = _run(["git", "-C", str(REPO_ROOT), "log", "-1", "--format=%ct", git_ref or "HEAD"],
+               capture=True)
     return int(out.strip())
 
 
-def build_image(out: Path = DEFAULT_OUT, epoch: int | None = None, log=print) -> dict:
-    """Build the image into ``out`` and return its manifest."""
+def build_image(
+    out: Path = DEFAULT_OUT, epoch: int | None = None, git_ref: str | None = None, log=print
+) -> dict:
+    """Build the image into ``out`` and return its manifest.
+
+    ``git_ref`` builds the project as committed at that ref (reproducible); by default
+    the working tree is used, uncommitted changes included (what you are testing).
+    """
     require_tools(("mmdebstrap", "mke2fs"))
     if os.geteuid() != 0:
         raise UserError("the image build runs mmdebstrap in root mode: run it as root")
-    epoch = source_date_epoch() if epoch is None else epoch
+    epoch = source_date_epoch(git_ref) if epoch is None else epoch
     env = {**os.environ, "SOURCE_DATE_EPOCH": str(epoch)}
     out.mkdir(parents=True, exist_ok=True)
     work = out / "work"
@@ -125,13 +134,16 @@ def build_image(out: Path = DEFAULT_OUT, epoch: int | None = None, log=print) ->
     started = time.monotonic()
     log("wheelhouse: pip wheel of the project and its dependencies")
     wheelhouse = work / "wheelhouse"
+    copy_project(work / "src", git_ref)
     constraints = make_wheelhouse(work / "src", wheelhouse, env)
     report.step("wheelhouse", started)
 
     started = time.monotonic()
     log(f"rootfs: mmdebstrap {SUITE} minbase (a few minutes)")
     rootdir = work / "rootfs"
-    _run(mmdebstrap_command(rootdir, wheelhouse), env=env)
+    # The host's pip settings (PIP_FIND_LINKS, ...) must not leak into the chroot.
+    guest_env = {k: v for k, v in env.items() if not k.startswith("PIP_")}
+    _run(mmdebstrap_command(rootdir, wheelhouse), env=guest_env)
     clamp_mtimes(rootdir, epoch)
     report.step("rootfs", started)
 
@@ -145,6 +157,7 @@ def build_image(out: Path = DEFAULT_OUT, epoch: int | None = None, log=print) ->
 
     started = time.monotonic()
     manifest = image_manifest(rootdir, wheelhouse, files, epoch, constraints)
+    manifest["project"]["built_from"] = git_ref or "working tree"
     shutil.rmtree(work)
     report.step("manifest", started)
     report.seconds["total"] = round(time.monotonic() - total, 1)
@@ -153,8 +166,17 @@ def build_image(out: Path = DEFAULT_OUT, epoch: int | None = None, log=print) ->
     return manifest
 
 
-def make_wheelhouse(src: Path, wheelhouse: Path, env: dict[str, str]) -> str:
-    """Wheels of the project and every dependency; returns the pins used."""
+def copy_project(src: Path, git_ref: str | None) -> None:
+    """The project's files as of ``git_ref``, or the working tree without ignored files."""
+    src.mkdir(parents=True)
+    if git_ref is not None:
+        archive = subprocess.run(["git", "-C", str(REPO_ROOT), "archive", "--format=tar", git_ref],
+                                 capture_output=True, check=False)
+        if archive.returncode != 0:
+            raise UserError(f"git archive {git_ref}: {archive.stderr.decode().strip()}")
+        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+            tar.extractall(src, filter="data")
+        return
     listed = _run(
         ["git", "-C", str(REPO_ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
         capture=True,
@@ -164,6 +186,10 @@ def make_wheelhouse(src: Path, wheelhouse: Path, env: dict[str, str]) -> str:
         if source.is_file():  # deleted-but-tracked files are skipped
             (src / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, src / rel)
+
+
+def make_wheelhouse(src: Path, wheelhouse: Path, env: dict[str, str]) -> str:
+    """Wheels of the project and every dependency; returns the pins used."""
     freeze = _run([sys.executable, "-m", "pip", "freeze", "--exclude-editable"], capture=True)
     pins = "".join(line + "\n" for line in freeze.splitlines() if "==" in line)
     constraints = src.parent / "constraints.txt"
