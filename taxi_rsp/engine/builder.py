@@ -19,7 +19,9 @@ from taxi_rsp.engine.ops.join import JoinOp
 from taxi_rsp.engine.ops.match import BGPMatcher
 from taxi_rsp.engine.ops.minus import AntiJoinOp, LeftJoinOp, SemiJoinOp
 from taxi_rsp.engine.ops.stateless import MapOp, UnionOp, extend_step, filter_step, project_step
+from taxi_rsp.engine.ops.tma import TmaTopKOp, monotonicity
 from taxi_rsp.engine.ops.topk import TopKOp
+from taxi_rsp.lang import ast
 from taxi_rsp.engine.ops.window import WindowScan
 from taxi_rsp.engine.static import StaticStore
 from taxi_rsp.rdf.dictionary import Dictionary
@@ -46,12 +48,14 @@ class PhysicalPlan:
     windows: list[WindowScan] = field(default_factory=list)
     operators: list[Operator] = field(default_factory=list)
     sources: list[StaticSource] = field(default_factory=list)
-    ordered_root: TopKOp | None = None
+    ordered_root: TopKOp | TmaTopKOp | None = None
     projection: tuple[int | None, ...] = ()
 
 
 class PlanBuilder:
-    def __init__(self, dictionary: Dictionary, static: StaticStore) -> None:
+    def __init__(self, dictionary: Dictionary, static: StaticStore, top_k: str = "auto") -> None:
+        """``top_k``: "auto" (TMA when the ORDER BY score is monotone), "sorted" or "tma"."""
+        self.top_k = top_k
         self.dictionary = dictionary
         self.static = static
         self.windows: list[WindowScan] = []
@@ -63,7 +67,9 @@ class PlanBuilder:
         root = logical.root
         ordered: TopKOp | None = None
         if isinstance(root, P.Project) and isinstance(root.child, P.TopK):
-            ordered = self._topk(root.child, emits_deltas=False)
+            ordered = self._tma(root.child) if self.top_k != "sorted" else None
+            if ordered is None:
+                ordered = self._topk(root.child, emits_deltas=False)
             projection = tuple(ordered.position.get(v) for v in root.vars)
             top: Operator = ordered
         elif isinstance(root, P.Construct):
@@ -179,6 +185,29 @@ class PlanBuilder:
         self._connect(left, op.push_left)
         self._connect(right, op.push_right)
         return op
+
+    def _tma(self, node: P.TopK) -> TmaTopKOp | None:
+        """A TMA grid top-k when the first ORDER BY key is DESC of a variable defined by
+        a monotone expression (see :func:`taxi_rsp.engine.ops.tma.monotonicity`)."""
+        first, descending = node.order[0]
+        if node.limit is None or not descending or not isinstance(first, ast.Var):
+            return None
+        definition = node.child
+        while isinstance(definition, P.Extend) and definition.var != first.name:
+            definition = definition.child
+        if not isinstance(definition, P.Extend):
+            return None
+        directions = monotonicity(definition.expr)
+        if not directions:
+            return None
+        child = self.build(node.child)
+        if any(var not in child.schema for var in directions):
+            raise TypeError("score inputs must be visible to the top-k")
+        order = [(self._compile(expr, child.schema), desc) for expr, desc in node.order]
+        topk = self._add(TmaTopKOp(child.schema, order, node.limit, node.offset, definition.expr,
+                                   directions, self.dictionary.value))
+        self._connect(child, topk.push)
+        return topk
 
     def _topk(self, node: P.TopK, emits_deltas: bool) -> TopKOp:
         child = self.build(node.child)

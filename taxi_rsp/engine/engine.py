@@ -31,8 +31,11 @@ from taxi_rsp.rdf.events import GraphEvent
 
 
 class Engine:
-    def __init__(self, dictionary: Dictionary | None = None) -> None:
+    def __init__(self, dictionary: Dictionary | None = None, top_k: str = "auto") -> None:
+        """``top_k`` chooses the ORDER BY ... LIMIT operator: "auto" (TMA grid top-k when
+        the score is monotone, else a sorted relation), "sorted" or "tma"."""
         self.dictionary = dictionary or Dictionary()
+        self.top_k = top_k
         self.static = StaticStore(self.dictionary)
         self.queries: list[RegisteredQuery] = []
         self._last_time: int | None = None
@@ -56,7 +59,7 @@ class Engine:
         ast = parse_query(text, params, source)
         logical = translate_query(ast)
         logical.root = optimize(logical.root)
-        physical = PlanBuilder(self.dictionary, self.static).build_query(logical)
+        physical = PlanBuilder(self.dictionary, self.static, self.top_k).build_query(logical)
         query = RegisteredQuery(name, ast, logical, physical, self.dictionary)
         if listener is not None:
             query.listeners.append(listener)
