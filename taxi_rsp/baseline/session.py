@@ -1,0 +1,73 @@
+"""Building the SparkSession the baseline runs on.
+
+One place decides how Spark is started: the driver bound to the loopback address,
+UTC, quiet logs, few shuffle partitions (the inputs of a run are small tables), and
+the Python workers running this interpreter. Java is found here too, because a fresh
+machine often has ``java`` on PATH but no ``JAVA_HOME``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from taxi_rsp.errors import UserError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+DEFAULT_MASTER = "local[*]"
+JAVA_FIX = ("install a Java 17 runtime (Debian: `apt-get install -y openjdk-17-jre-headless`) "
+            "or set JAVA_HOME to its folder")
+
+
+def find_java_home() -> Path:
+    """The Java installation to use: JAVA_HOME if valid, else the one of `java` on PATH."""
+    configured = os.environ.get("JAVA_HOME")
+    if configured:
+        home = Path(configured)
+        if (home / "bin" / "java").exists():
+            return home
+        raise UserError(f"JAVA_HOME={configured} has no bin/java; {JAVA_FIX}")
+    java = shutil.which("java")
+    if java is None:
+        raise UserError(f"Spark needs Java but no `java` is on PATH and JAVA_HOME is unset; {JAVA_FIX}")
+    # /usr/bin/java is usually a chain of symlinks into <home>/bin/java.
+    return Path(java).resolve().parent.parent
+
+
+def spark_session(master: str = DEFAULT_MASTER, app_name: str = "taxi-rsp-baseline",
+                  shuffle_partitions: int | None = None) -> SparkSession:
+    """Return a (possibly already running) SparkSession configured for the baseline."""
+    os.environ["JAVA_HOME"] = str(find_java_home())
+    # Workers must run the interpreter that has this project's dependencies.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    cores = os.cpu_count() or 2
+    builder = (
+        SparkSession.builder.master(master)
+        .appName(app_name)
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.shuffle.partitions", str(shuffle_partitions or max(2, 2 * cores)))
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
+        .config("spark.executor.extraJavaOptions", "-Duser.timezone=UTC")
+    )
+    if master.startswith("local"):
+        # A local run keeps its driver on the loopback interface only.
+        builder = builder.config("spark.driver.memory", os.environ.get("TAXI_RSP_SPARK_MEMORY", "2g"))
+    try:
+        session = builder.getOrCreate()
+    except Exception as exc:  # the JVM failed to start: report why in one line
+        raise UserError(f"could not start Spark ({master}): {str(exc).splitlines()[0]}; {JAVA_FIX}") from exc
+    session.sparkContext.setLogLevel("ERROR")
+    return session

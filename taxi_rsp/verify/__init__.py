@@ -1,0 +1,1 @@
+"""Comparing output folders, delay statistics and the Table-1 report."""
