@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import csv
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TextIO
 
@@ -28,7 +28,8 @@ from taxi_rsp.rdf.terms import IRI
 from taxi_rsp.spec import FIELD_COUNT, FIELD_INDEX, Q1_GRID, Q2_GRID, REJECTS_HEADER
 
 _F = FIELD_INDEX
-_STRING_FIELDS = (_F["medallion"], _F["hack_license"], _F["payment_type"])
+_MEDALLION, _HACK, _PAYMENT = _F["medallion"], _F["hack_license"], _F["payment_type"]
+_FARE, _TIP = _F["fare_amount"], _F["tip_amount"]
 _BOTH_GRIDS = 0b11  # mask bits of AxisCodec: bit 0 = Q1 grid, bit 1 = Q2 grid
 
 
@@ -53,22 +54,27 @@ class Feeder:
             rejects.write(REJECTS_HEADER + "\n")
             self._rejects = csv.writer(rejects, lineterminator="\n")
         encode = dictionary.encode
-        self._predicates = {name: encode(IRI(iri)) for name, iri in V.PREDICATES.items()}
+        self._p = tuple(encode(IRI(V.PREDICATES[name])) for name in (
+            "medallion", "hackLicense", "paymentType", "pickupDatetime", "dropoffDatetime",
+            "pickupLongitude", "pickupLatitude", "dropoffLongitude", "dropoffLatitude",
+            "seq", "fareAmount", "tipAmount", "tripTimeSecs", "tripDistance",
+        ))
         self._type = (encode(IRI(RDF_TYPE)), encode(IRI(V.TRIP_CLASS)))
         # Register the numbered-IRI prefixes once, so per-event ids are computed inline.
         encode(IRI(V.TRIP_PREFIX + "0"))
         encode(IRI(V.GRAPH_PREFIX + "0"))
+        self._trip_id = _offset_encoder(lambda n: dictionary.numbered_iri_id(V.TRIP_PREFIX, n))
+        self._graph_id = _offset_encoder(lambda n: dictionary.numbered_iri_id(V.GRAPH_PREFIX, n))
+        self._integer_id = _offset_encoder(dictionary.integer_id)
         grids = (Q1_GRID, Q2_GRID)
         self._strings = StringCodec(dictionary)
         self._stamps = TimestampCodec(dictionary)
         self._lon = AxisCodec(dictionary, grids, is_longitude=True)
         self._lat = AxisCodec(dictionary, grids, is_longitude=False)
-        money = MoneyCodec(dictionary)
+        self._money = MoneyCodec(dictionary)
         self._optional = (
-            (money, _F["fare_amount"]),
-            (money, _F["tip_amount"]),
-            (ExactCodec(dictionary, XSD_INTEGER), _F["trip_time_in_secs"]),
-            (ExactCodec(dictionary, XSD_DECIMAL), _F["trip_distance"]),
+            (ExactCodec(dictionary, XSD_INTEGER), _F["trip_time_in_secs"], self._p[12]),
+            (ExactCodec(dictionary, XSD_DECIMAL), _F["trip_distance"], self._p[13]),
         )
 
     def _reject(self, line_no: int, reason: str, text: str) -> None:
@@ -97,7 +103,7 @@ class Feeder:
             (lon, "pickup_longitude"), (lat, "pickup_latitude"),
             (lon, "dropoff_longitude"), (lat, "dropoff_latitude"),
         ))
-        medallion, pickup_at, dropoff_at = _F["medallion"], _F["pickup_datetime"], _F["dropoff_datetime"]
+        pickup_at, dropoff_at = _F["pickup_datetime"], _F["dropoff_datetime"]
         latest = -(1 << 62)  # the latest accepted drop-off, in ms
         accepted = 0
         # Binary iteration splits on b"\n" only; a last line without LF is still a line.
@@ -109,7 +115,7 @@ class Feeder:
             if len(fields) != FIELD_COUNT:
                 reject(line_no, "field_count", text)
                 continue
-            if not fields[medallion].strip():
+            if not fields[_MEDALLION].strip():
                 reject(line_no, "bad_medallion", text)
                 continue
             pickup = fields[pickup_at].strip()
@@ -156,49 +162,60 @@ class Feeder:
                start: tuple[int, int], end: tuple[int, int],
                coords: list[tuple[int, int]], read_ns: int) -> GraphEvent:
         """The graph event of an accepted line (triples listed in :mod:`feeder.vocabulary`)."""
-        d = self.dictionary
-        p = self._predicates
-        trip = d.numbered_iri_id(V.TRIP_PREFIX, seq)
+        (medallion, hack, payment, pickup_at, dropoff_at, plon, plat, dlon, dlat,
+         number, fare_p, tip_p, seconds_p, distance_p) = self._p
+        trip = self._trip_id(seq)
         strings = self._strings
-        texts = []
-        for index in _STRING_FIELDS:  # medallion, hack license, payment type
-            text = fields[index].strip()
-            found = strings.cache.get(text)
-            texts.append(found if found is not None else strings.miss(text))
+        get = strings.cache.get
+        texts = [get(text) or strings.miss(text) for text in  # ids are never 0
+                 (fields[_MEDALLION].strip(), fields[_HACK].strip(), fields[_PAYMENT].strip())]
         triples = [
-            (trip, *self._type),
-            (trip, p["medallion"], texts[0]),
-            (trip, p["hackLicense"], texts[1]),
-            (trip, p["pickupDatetime"], start[1]),
-            (trip, p["dropoffDatetime"], end[1]),
-            (trip, p["pickupLongitude"], coords[0][0]),
-            (trip, p["pickupLatitude"], coords[1][0]),
-            (trip, p["dropoffLongitude"], coords[2][0]),
-            (trip, p["dropoffLatitude"], coords[3][0]),
-            (trip, p["paymentType"], texts[2]),
-            (trip, p["seq"], d.integer_id(seq)),
+            (trip, self._type[0], self._type[1]),
+            (trip, medallion, texts[0]),
+            (trip, hack, texts[1]),
+            (trip, pickup_at, start[1]),
+            (trip, dropoff_at, end[1]),
+            (trip, plon, coords[0][0]),
+            (trip, plat, coords[1][0]),
+            (trip, dlon, coords[2][0]),
+            (trip, dlat, coords[3][0]),
+            (trip, payment, texts[2]),
+            (trip, number, self._integer_id(seq)),
         ]
-        coded = []
-        for codec, index in self._optional:  # fare, tip, trip time, distance
-            text = fields[index].strip()
-            found = codec.cache.get(text, MISS)
-            coded.append(codec.miss(text) if found is MISS else found)
-        fare, tip, seconds, distance = coded
+        money = self._money
+        text = fields[_FARE].strip()
+        fare = money.cache.get(text, MISS)
+        if fare is MISS:
+            fare = money.miss(text)
+        text = fields[_TIP].strip()
+        tip = money.cache.get(text, MISS)
+        if tip is MISS:
+            tip = money.miss(text)
         if fare is None or tip is None or fare[0] < 0 or tip[0] < 0:
             self.stats.profit_excluded += 1
         if fare is not None:
-            triples.append((trip, p["fareAmount"], fare[1]))
+            triples.append((trip, fare_p, fare[1]))
         if tip is not None:
-            triples.append((trip, p["tipAmount"], tip[1]))
-        if seconds is not None:
-            triples.append((trip, p["tripTimeSecs"], seconds))
-        if distance is not None:
-            triples.append((trip, p["tripDistance"], distance))
-        return GraphEvent(
-            seq=seq,
-            time=end[0],
-            triples=tuple(triples),
-            stream=self.stream,
-            graph=d.numbered_iri_id(V.GRAPH_PREFIX, seq),
-            meta=TripMeta(seq, pickup, dropoff, read_ns),
-        )
+            triples.append((trip, tip_p, tip[1]))
+        for codec, index, predicate in self._optional:  # trip time and distance
+            text = fields[index].strip()
+            found = codec.cache.get(text, MISS)
+            if found is MISS:
+                found = codec.miss(text)
+            if found is not None:
+                triples.append((trip, predicate, found))
+        return GraphEvent(seq, end[0], tuple(triples), self.stream, self._graph_id(seq),
+                          TripMeta(seq, pickup, dropoff, read_ns))
+
+
+def _offset_encoder(encode: Callable[[int], int]) -> Callable[[int], int]:
+    """``encode`` for line numbers, as one addition when ids of ``n`` are ``id(0) + n``.
+
+    The dictionary inlines integers and numbered IRIs by packing the number into the
+    id; the layout is checked here on probes rather than assumed, and any other layout
+    keeps the dictionary's own (slower) call.
+    """
+    base = encode(0)
+    if all(encode(n) == base + n for n in (1, 2, 12_345, (1 << 20) + 7, (1 << 40) - 1)):
+        return base.__add__
+    return encode
