@@ -1,0 +1,124 @@
+"""Comparing two output folders (SPEC §5): query files, rejects and summary counts.
+
+Query lines are compared on every field but the delay; for the delay only whether it
+is ``NULL`` (an expiry trigger) must agree, because a measured time never repeats.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from itertools import zip_longest
+from pathlib import Path
+
+from taxi_rsp.errors import UserError
+
+QUERY_FILES = ("q1.csv", "q2.csv")
+REJECTS_FILE = "rejects.csv"
+COUNT_KEYS = ("lines_read", "accepted", "rejected", "outliers", "profit_excluded")
+NULL = "NULL"
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One disagreement: the file, the 1-based line number (0: the whole file) and why."""
+
+    file: str
+    line_no: int
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line_no}" if self.line_no else self.file
+        return f"{where}: {self.message}"
+
+
+@dataclass
+class Comparison:
+    """The files compared and the differences found (at most ``limit`` per file kept)."""
+
+    compared: list[str] = field(default_factory=list)
+    differences: list[Difference] = field(default_factory=list)
+    counted: dict[str, int] = field(default_factory=dict)  # file -> number of differing lines
+
+    @property
+    def identical(self) -> bool:
+        return not self.differences
+
+
+def _read_lines(path: Path) -> list[str]:
+    with path.open(encoding="utf-8", newline="") as handle:
+        return [line.rstrip("\n") for line in handle]
+
+
+def _split_delay(line: str) -> tuple[str, bool]:
+    """(all fields but the delay, whether the delay is NULL)."""
+    body, _, delay = line.rpartition(",")
+    return body, delay == NULL
+
+
+def query_line_differences(a: Sequence[str], b: Sequence[str]) -> Iterator[tuple[int, str]]:
+    """(line number, message) for every line pair that disagrees."""
+    for line_no, (left, right) in enumerate(zip_longest(a, b), start=1):
+        if left is None or right is None:
+            side = "A" if right is None else "B"
+            yield line_no, f"only in {side}: {left if right is None else right}"
+            continue
+        (left_body, left_null), (right_body, right_null) = _split_delay(left), _split_delay(right)
+        if left_body != right_body:
+            yield line_no, f"A: {left_body}\n    B: {right_body}"
+        elif left_null != right_null:
+            yield line_no, f"delay NULL in {'A' if left_null else 'B'} only"
+
+
+def rejects_differences(a: Path, b: Path) -> Iterator[tuple[int, str]]:
+    """Row-by-row differences of two rejects files (parsed as CSV)."""
+    with a.open(encoding="utf-8", newline="") as fa, b.open(encoding="utf-8", newline="") as fb:
+        for line_no, (left, right) in enumerate(zip_longest(csv.reader(fa), csv.reader(fb)), start=1):
+            if left != right:
+                yield line_no, f"A: {left}\n    B: {right}"
+
+
+def _summary_counts(folder: Path) -> dict | None:
+    path = folder / "summary.json"
+    if not path.is_file():
+        return None
+    summary = json.loads(path.read_text(encoding="utf-8"))
+    return {key: summary.get(key) for key in COUNT_KEYS}
+
+
+def compare_folders(a: Path, b: Path, queries: Sequence[str] | None = None, limit: int = 5) -> Comparison:
+    """Compare output folders ``a`` and ``b``; ``queries`` limits the query files."""
+    for folder in (a, b):
+        if not folder.is_dir():
+            raise UserError(f"{folder} is not a folder")
+    names = [f"{q}.csv" for q in queries] if queries else \
+        [n for n in QUERY_FILES if (a / n).exists() or (b / n).exists()]
+    if not names and not (a / REJECTS_FILE).exists() and not (b / REJECTS_FILE).exists():
+        raise UserError(f"neither {a} nor {b} holds q1.csv, q2.csv or rejects.csv")
+    result = Comparison()
+    for name in [*names, REJECTS_FILE]:
+        missing = [label for label, folder in (("A", a), ("B", b)) if not (folder / name).is_file()]
+        if missing:
+            result.differences.append(Difference(name, 0, f"missing in {' and '.join(missing)}"))
+            continue
+        result.compared.append(name)
+        if name == REJECTS_FILE:
+            found = rejects_differences(a / name, b / name)
+        else:
+            found = query_line_differences(_read_lines(a / name), _read_lines(b / name))
+        count = 0
+        for line_no, message in found:
+            count += 1
+            if count <= limit:
+                result.differences.append(Difference(name, line_no, message))
+        if count:
+            result.counted[name] = count
+    counts_a, counts_b = _summary_counts(a), _summary_counts(b)
+    if counts_a is not None and counts_b is not None:
+        result.compared.append("summary.json")
+        for key in COUNT_KEYS:
+            if counts_a[key] != counts_b[key]:
+                result.differences.append(Difference("summary.json", 0, f"{key}: A {counts_a[key]} != B {counts_b[key]}"))
+    return result
