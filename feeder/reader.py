@@ -49,10 +49,13 @@ class Feeder:
         self.dictionary = dictionary
         self.stats = FeedStats()
         self.stream = dictionary.encode(IRI(stream_iri))
-        self._rejects = None
+        self._rejects = self._rejects_quoted = None
         if rejects is not None:
             rejects.write(REJECTS_HEADER + "\n")
             self._rejects = csv.writer(rejects, lineterminator="\n")
+            # Python 3.11's writer quotes only the terminator's characters, so a lone CR
+            # would come out bare and split the row for readers: quote such rows fully.
+            self._rejects_quoted = csv.writer(rejects, lineterminator="\n", quoting=csv.QUOTE_ALL)
         encode = dictionary.encode
         self._p = tuple(encode(IRI(V.PREDICATES[name])) for name in (
             "medallion", "hackLicense", "paymentType", "pickupDatetime", "dropoffDatetime",
@@ -82,7 +85,8 @@ class Feeder:
         if self._rejects is not None:
             if text.endswith("\n"):  # the raw line is shown without its line end
                 text = text[:-2] if text.endswith("\r\n") else text[:-1]
-            self._rejects.writerow((line_no, reason, text))
+            writer = self._rejects_quoted if "\r" in text else self._rejects
+            writer.writerow((line_no, reason, text))
 
     def __iter__(self) -> Iterator[GraphEvent]:
         try:
