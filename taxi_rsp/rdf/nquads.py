@@ -88,12 +88,19 @@ def write_nquads(events: Iterable[GraphEvent], dictionary: Dictionary, out: Text
     """Write every event of ``events`` (consumed lazily) to ``out``; return the number
     of quads written. An event without a graph id (0) gets the blank graph ``_:e{seq}``."""
     term = _TermWriter(dictionary)
+    known = term.cache.get  # hits skip the method call: most terms repeat
     generated_at = term_nquads(IRI(PROV_GENERATED_AT))
+    stamps: dict[int, str] = {}
     quads = 0
     for event in events:
         graph = term(event.graph) if event.graph else f"_:e{event.seq}"
-        stamp = term_nquads(Literal(DateTime(event.time).isoformat(), XSD_DATETIME))
-        lines = [f"{term(s)} {term(p)} {term(o)} {graph} .\n" for s, p, o in event.triples]
+        stamp = stamps.get(event.time)
+        if stamp is None:
+            if len(stamps) >= _CACHE_LIMIT:
+                stamps.clear()
+            stamp = stamps[event.time] = term_nquads(Literal(DateTime(event.time).isoformat(), XSD_DATETIME))
+        lines = [f"{known(s) or term(s)} {known(p) or term(p)} {known(o) or term(o)} {graph} .\n"
+                 for s, p, o in event.triples]
         lines.append(f"{graph} {generated_at} {stamp} .\n")
         out.write("".join(lines))
         quads += len(lines)
