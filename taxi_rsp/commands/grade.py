@@ -59,6 +59,11 @@ def _grade(args: argparse.Namespace) -> int:
         print(f"reference: running taxi-rsp on the host over {args.data}")
         reference = produce_reference(args.data, args.out / "reference",
                                       cross_check=not args.no_cross_check)
+        check = reference.cross_check
+        if check.get("with"):
+            verdicts = ", ".join(f"{q} {'agrees' if check[q]['agree'] else 'DISAGREES'}"
+                                 for q in reference.lines)
+            print(f"reference cross-check with the Spark baseline: {verdicts}")
     config = GradeConfig(VmConfig(cpus=args.cpus, memory_mb=args.memory, accel=args.accel),
                          time_limit_s=args.timeout)
     grades = []
