@@ -28,9 +28,9 @@ class Area:
         return Fraction(self.median_half_cents, 200 * self.empty_taxis)
 
 
-def median_half_cents(values: Sequence[int]) -> int:
-    """Twice the median of integer cents: odd count -> middle, even -> sum of middles."""
-    ordered = sorted(values)
+def median_half_cents(ordered: Sequence[int]) -> int:
+    """Twice the median of sorted integer cents: odd count -> middle, even -> sum of
+    the two middles."""
     mid = len(ordered) // 2
     if len(ordered) % 2:
         return 2 * ordered[mid]
@@ -66,7 +66,7 @@ def top_areas(profit_cells: Sequence[Cell], profit_cents: Sequence[int],
     empty_fresh = dict(zip(empty_cells, empty_seqs))
     # Ranked only with a defined profit and at least one empty taxi (no division by 0).
     ranked = [c for c in profits if empty[c] >= 1]
-    medians = {c: median_half_cents(profits[c]) for c in ranked}
+    medians = {c: median_half_cents(sorted(profits[c])) for c in ranked}
     # Exact comparison of median/empty: scale every ratio to one common denominator.
     common = lcm(*(empty[c] for c in ranked)) if ranked else 1
     keys = [(-medians[c] * (common // empty[c]), -max(profit_fresh[c], empty_fresh[c]), c)
