@@ -48,12 +48,14 @@ def test_qemu_command_isolates_the_guest(tmp_path: Path) -> None:
 
 
 def test_mmdebstrap_installs_wheels_offline(tmp_path: Path) -> None:
-    command = mmdebstrap_command(tmp_path / "root", tmp_path / "wheelhouse")
+    command = mmdebstrap_command(tmp_path / "root", tmp_path / "wheelhouse", tmp_path / "queries")
     include = next(a for a in command if a.startswith("--include="))
     for package in ("linux-image-amd64", "python3", "openjdk-17-jre-headless"):
         assert package in include
     pip = next(a for a in command if "pip install" in a)
     assert "--no-index" in pip and "--find-links /opt/wheelhouse" in pip
+    assert f"copy-in {tmp_path / 'queries'} /opt/taxi-rsp/lib/python3.11/site-packages" in command[
+        command.index(pip) + 1:][1]
     assert command[-2:] == ["bookworm", str(tmp_path / "root")]
 
 

@@ -45,6 +45,7 @@ DEBIAN_PACKAGES: tuple[str, ...] = (
     "iproute2",  # bring up loopback for Spark/py4j
 )
 VENV = "/opt/taxi-rsp"
+SITE_PACKAGES = f"{VENV}/lib/python3.11/site-packages"  # the image's Python is 3.11
 GUEST_INIT = "/opt/grader/init.sh"
 IMAGE_NAME, KERNEL_NAME, INITRD_NAME = "rootfs.img", "vmlinuz", "initrd.img"
 MANIFEST_NAME = "manifest.json"
@@ -143,7 +144,7 @@ def build_image(
     rootdir = work / "rootfs"
     # The host's pip settings (PIP_FIND_LINKS, ...) must not leak into the chroot.
     guest_env = {k: v for k, v in env.items() if not k.startswith("PIP_")}
-    _run(mmdebstrap_command(rootdir, wheelhouse), env=guest_env)
+    _run(mmdebstrap_command(rootdir, wheelhouse, work / "src" / "queries"), env=guest_env)
     clamp_mtimes(rootdir, epoch)
     report.step("rootfs", started)
 
@@ -202,7 +203,7 @@ def make_wheelhouse(src: Path, wheelhouse: Path, env: dict[str, str]) -> str:
     return pins
 
 
-def mmdebstrap_command(rootdir: Path, wheelhouse: Path) -> list[str]:
+def mmdebstrap_command(rootdir: Path, wheelhouse: Path, queries: Path) -> list[str]:
     """The mmdebstrap invocation; hooks run on the host with $1 = the new root."""
     hooks = [
         'mkdir -p "$1/opt/grader"',
@@ -213,6 +214,9 @@ def mmdebstrap_command(rootdir: Path, wheelhouse: Path) -> list[str]:
         f'chroot "$1" {VENV}/bin/pip install --quiet --no-index --no-cache-dir '
         f"--disable-pip-version-check --find-links /opt/wheelhouse taxi-rsp",
         'rm -rf "$1/opt/wheelhouse"',
+        # taxi_rsp.runner looks for queries/ next to the installed package, and the
+        # wheel does not carry that top-level directory: install it where it looks.
+        f"copy-in {queries} {SITE_PACKAGES}",
         # Fixed identity: nothing of the build host leaks into the image.
         'echo grader > "$1/etc/hostname"',
         'printf "127.0.0.1\\tlocalhost grader\\n::1\\tlocalhost ip6-localhost\\n" > "$1/etc/hosts"',
