@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TextIO
 
 from feeder import vocabulary as V
-from feeder.codecs import MISS, AxisCodec, ExactCodec, MoneyCodec, StringCodec, TimestampCodec
+from feeder.codecs import AxisCodec, ExactCodec, MoneyCodec, StringCodec, TimestampCodec
 from feeder.records import FeedStats, TripMeta
 from taxi_rsp.errors import UserError
 from taxi_rsp.rdf.dictionary import Dictionary
@@ -30,6 +30,9 @@ from taxi_rsp.spec import FIELD_COUNT, FIELD_INDEX, Q1_GRID, Q2_GRID, REJECTS_HE
 _F = FIELD_INDEX
 _MEDALLION, _HACK, _PAYMENT = _F["medallion"], _F["hack_license"], _F["payment_type"]
 _FARE, _TIP = _F["fare_amount"], _F["tip_amount"]
+_PICKUP, _DROPOFF = _F["pickup_datetime"], _F["dropoff_datetime"]
+_PLON, _PLAT = _F["pickup_longitude"], _F["pickup_latitude"]
+_DLON, _DLAT = _F["dropoff_longitude"], _F["dropoff_latitude"]
 _BOTH_GRIDS = 0b11  # mask bits of AxisCodec: bit 0 = Q1 grid, bit 1 = Q2 grid
 
 
@@ -96,120 +99,111 @@ class Feeder:
         with handle:
             yield from self._events(handle)
 
-    def _events(self, handle) -> Iterator[GraphEvent]:  # noqa: C901 - one flat hot loop
-        stats = self.stats
-        outliers = stats.outliers
-        reject = self._reject
-        perf = time.perf_counter_ns
-        stamps, stamp_get = self._stamps, self._stamps.cache.get
-        lon, lat = self._lon, self._lat
-        axes = tuple((codec, codec.cache.get, _F[name]) for codec, name in (
-            (lon, "pickup_longitude"), (lat, "pickup_latitude"),
-            (lon, "dropoff_longitude"), (lat, "dropoff_latitude"),
-        ))
-        pickup_at, dropoff_at = _F["pickup_datetime"], _F["dropoff_datetime"]
+    def _events(self, handle) -> Iterator[GraphEvent]:  # noqa: C901, PLR0915 - one flat hot loop
+        # Everything the loop touches is bound to a local first: attribute and global
+        # lookups are a large share of the per-line cost in CPython. Codec results are
+        # never falsy, so ``get(text) or miss(text)`` parses only on a cache miss (and
+        # for invalid texts, which are rare and cached as None).
+        stats, outliers, reject = self.stats, self.stats.outliers, self._reject
+        perf, decode = time.perf_counter_ns, bytes.decode
+        stamp_get, stamp_miss = self._stamps.cache.get, self._stamps.miss
+        lon_get, lon_miss = self._lon.cache.get, self._lon.miss
+        lat_get, lat_miss = self._lat.cache.get, self._lat.miss
+        text_get, text_miss = self._strings.cache.get, self._strings.miss
+        money_get, money_miss = self._money.cache.get, self._money.miss
+        (secs_codec, secs_at, secs_p), (dist_codec, dist_at, dist_p) = self._optional
+        secs_get, secs_miss = secs_codec.cache.get, secs_codec.miss
+        dist_get, dist_miss = dist_codec.cache.get, dist_codec.miss
+        (medallion_p, hack_p, payment_p, pickup_p, dropoff_p, plon_p, plat_p, dlon_p, dlat_p,
+         seq_p, fare_p, tip_p, _, _) = self._p
+        type_p, trip_class = self._type
+        trip_id, graph_id, integer_id = self._trip_id, self._graph_id, self._integer_id
+        stream = self.stream
         latest = -(1 << 62)  # the latest accepted drop-off, in ms
         accepted = 0
         # Binary iteration splits on b"\n" only; a last line without LF is still a line.
         for line_no, raw in enumerate(handle, 1):
             read_ns = perf()
             stats.lines_read = line_no
-            text = raw.decode("utf-8", "replace")
+            text = decode(raw, "utf-8", "replace")
             fields = text.split(",")  # the line end stays in the 17th field, never read
             if len(fields) != FIELD_COUNT:
                 reject(line_no, "field_count", text)
                 continue
-            if not fields[_MEDALLION].strip():
+            medallion = fields[_MEDALLION].strip()
+            if not medallion:
                 reject(line_no, "bad_medallion", text)
                 continue
-            pickup = fields[pickup_at].strip()
-            dropoff = fields[dropoff_at].strip()
-            start = stamp_get(pickup, MISS)
-            if start is MISS:
-                start = stamps.miss(pickup)
-            end = stamp_get(dropoff, MISS)
-            if end is MISS:
-                end = stamps.miss(dropoff)
+            pickup = fields[_PICKUP].strip()
+            dropoff = fields[_DROPOFF].strip()
+            start = stamp_get(pickup) or stamp_miss(pickup)
+            end = stamp_get(dropoff) or stamp_miss(dropoff)
             if start is None or end is None:
                 reject(line_no, "bad_timestamp", text)
                 continue
             if start[0] > end[0]:
                 reject(line_no, "pickup_after_dropoff", text)
                 continue
-            coords = []
-            for codec, get, index in axes:
-                field = fields[index].strip()
-                coded = get(field, MISS)
-                if coded is MISS:
-                    coded = codec.miss(field)
-                if coded is None:
-                    break
-                coords.append(coded)
-            else:
-                if end[0] < latest:
-                    reject(line_no, "out_of_order", text)
-                    continue
-                latest = end[0]
-                mask = coords[0][1] & coords[1][1] & coords[2][1] & coords[3][1]
-                if mask != _BOTH_GRIDS:
-                    if not mask & 1:
-                        outliers["q1"] += 1
-                    if not mask & 2:
-                        outliers["q2"] += 1
-                accepted += 1
-                stats.accepted = accepted
-                yield self._event(line_no, fields, pickup, dropoff, start, end, coords, read_ns)
+            field = fields[_PLON].strip()
+            plon = lon_get(field) or lon_miss(field)
+            field = fields[_PLAT].strip()
+            plat = lat_get(field) or lat_miss(field)
+            field = fields[_DLON].strip()
+            dlon = lon_get(field) or lon_miss(field)
+            field = fields[_DLAT].strip()
+            dlat = lat_get(field) or lat_miss(field)
+            if plon is None or plat is None or dlon is None or dlat is None:
+                reject(line_no, "bad_coordinate", text)
                 continue
-            reject(line_no, "bad_coordinate", text)
+            if end[0] < latest:
+                reject(line_no, "out_of_order", text)
+                continue
+            latest = end[0]
+            accepted += 1
+            stats.accepted = accepted
 
-    def _event(self, seq: int, fields: list[str], pickup: str, dropoff: str,
-               start: tuple[int, int], end: tuple[int, int],
-               coords: list[tuple[int, int]], read_ns: int) -> GraphEvent:
-        """The graph event of an accepted line (triples listed in :mod:`feeder.vocabulary`)."""
-        (medallion, hack, payment, pickup_at, dropoff_at, plon, plat, dlon, dlat,
-         number, fare_p, tip_p, seconds_p, distance_p) = self._p
-        trip = self._trip_id(seq)
-        strings = self._strings
-        get = strings.cache.get
-        texts = [get(text) or strings.miss(text) for text in  # ids are never 0
-                 (fields[_MEDALLION].strip(), fields[_HACK].strip(), fields[_PAYMENT].strip())]
-        triples = [
-            (trip, self._type[0], self._type[1]),
-            (trip, medallion, texts[0]),
-            (trip, hack, texts[1]),
-            (trip, pickup_at, start[1]),
-            (trip, dropoff_at, end[1]),
-            (trip, plon, coords[0][0]),
-            (trip, plat, coords[1][0]),
-            (trip, dlon, coords[2][0]),
-            (trip, dlat, coords[3][0]),
-            (trip, payment, texts[2]),
-            (trip, number, self._integer_id(seq)),
-        ]
-        money = self._money
-        text = fields[_FARE].strip()
-        fare = money.cache.get(text, MISS)
-        if fare is MISS:
-            fare = money.miss(text)
-        text = fields[_TIP].strip()
-        tip = money.cache.get(text, MISS)
-        if tip is MISS:
-            tip = money.miss(text)
-        if fare is None or tip is None or fare[0] < 0 or tip[0] < 0:
-            self.stats.profit_excluded += 1
-        if fare is not None:
-            triples.append((trip, fare_p, fare[1]))
-        if tip is not None:
-            triples.append((trip, tip_p, tip[1]))
-        for codec, index, predicate in self._optional:  # trip time and distance
-            text = fields[index].strip()
-            found = codec.cache.get(text, MISS)
-            if found is MISS:
-                found = codec.miss(text)
+            mask = plon[1] & plat[1] & dlon[1] & dlat[1]
+            if mask != _BOTH_GRIDS:
+                if not mask & 1:
+                    outliers["q1"] += 1
+                if not mask & 2:
+                    outliers["q2"] += 1
+            trip = trip_id(line_no)
+            hack = fields[_HACK].strip()
+            payment = fields[_PAYMENT].strip()
+            triples = [
+                (trip, type_p, trip_class),
+                (trip, medallion_p, text_get(medallion) or text_miss(medallion)),
+                (trip, hack_p, text_get(hack) or text_miss(hack)),
+                (trip, pickup_p, start[1]),
+                (trip, dropoff_p, end[1]),
+                (trip, plon_p, plon[0]),
+                (trip, plat_p, plat[0]),
+                (trip, dlon_p, dlon[0]),
+                (trip, dlat_p, dlat[0]),
+                (trip, payment_p, text_get(payment) or text_miss(payment)),
+                (trip, seq_p, integer_id(line_no)),
+            ]
+            field = fields[_FARE].strip()
+            fare = money_get(field) or money_miss(field)
+            field = fields[_TIP].strip()
+            tip = money_get(field) or money_miss(field)
+            if fare is None or tip is None or fare[0] < 0 or tip[0] < 0:
+                stats.profit_excluded += 1
+            if fare is not None:
+                triples.append((trip, fare_p, fare[1]))
+            if tip is not None:
+                triples.append((trip, tip_p, tip[1]))
+            field = fields[secs_at].strip()
+            found = secs_get(field) or secs_miss(field)
             if found is not None:
-                triples.append((trip, predicate, found))
-        return GraphEvent(seq, end[0], tuple(triples), self.stream, self._graph_id(seq),
-                          TripMeta(seq, pickup, dropoff, read_ns))
+                triples.append((trip, secs_p, found))
+            field = fields[dist_at].strip()
+            found = dist_get(field) or dist_miss(field)
+            if found is not None:
+                triples.append((trip, dist_p, found))
+            yield GraphEvent(line_no, end[0], tuple(triples), stream, graph_id(line_no),
+                             TripMeta(line_no, pickup, dropoff, read_ns))
 
 
 def _offset_encoder(encode: Callable[[int], int]) -> Callable[[int], int]:
