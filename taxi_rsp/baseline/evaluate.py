@@ -18,9 +18,10 @@ import numpy as np
 import pandas as pd
 
 from taxi_rsp.baseline.lines import format_delay, q1_body, q2_body
-from taxi_rsp.baseline.parse import format_seconds
-from taxi_rsp.baseline.topk import ROUTE_BASE, top_areas, top_routes
+from taxi_rsp.baseline.parse import ROUTE_BASE, format_seconds
+from taxi_rsp.baseline.topk import top_areas, top_routes
 
+Evaluator = Callable[[int, int], tuple[tuple, Callable[[], list[str]]]]
 RESULT_DDL = "time long, seq long, line string, recompute_ms double, delay_ms double"
 
 
@@ -54,33 +55,43 @@ class _Window:
         return lo, hi
 
 
-def _q1_evaluator(window: _Window, spec: QuerySpec) -> Callable[[int, int], tuple[tuple, Callable[[], list[str]]]]:
-    routes = (window.trips["q1_pickup"].to_numpy(np.int64) * ROUTE_BASE
-              + window.trips["q1_dropoff"].to_numpy(np.int64))
+def _dense(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Dictionary-encode the chunk's codes: (dense ids, code of each id)."""
+    ids, uniques = pd.factorize(codes)
+    return ids.astype(np.int64), np.asarray(uniques, dtype=np.int64)
+
+
+def _q1_evaluator(window: _Window, spec: QuerySpec) -> Evaluator:
+    codes = (window.trips["q1_pickup"].to_numpy(np.int64) * ROUTE_BASE
+             + window.trips["q1_dropoff"].to_numpy(np.int64))
+    routes, route_codes = _dense(codes)
     (width,) = spec.windows_s
 
-    def evaluate(time_s: int, seq: int):
+    def evaluate(time_s: int, seq: int) -> tuple[tuple, Callable[[], list[str]]]:
         lo, hi = window.bounds(time_s, seq, width)
-        top = top_routes(routes[lo:hi], window.seq[lo:hi])
+        top = route_codes[top_routes(routes[lo:hi], window.seq[lo:hi], len(route_codes))].tolist()
         return tuple(top), lambda: q1_body(top)
     return evaluate
 
 
-def _q2_evaluator(window: _Window, spec: QuerySpec) -> Callable[[int, int], tuple[tuple, Callable[[], list[str]]]]:
+def _q2_evaluator(window: _Window, spec: QuerySpec) -> Evaluator:
     trips = window.trips
-    pickup = trips["q2_pickup"].to_numpy(np.int64)
-    dropoff_cell = trips["q2_dropoff"].to_numpy(np.int64)
+    n = len(trips)
+    cells, cell_codes = _dense(np.concatenate([trips["q2_pickup"].to_numpy(np.int64),
+                                               trips["q2_dropoff"].to_numpy(np.int64)]))
+    pickup, dropoff_cell = cells[:n], cells[n:]
     has_profit = trips["profit_cents"].notna().to_numpy()
     cents = trips["profit_cents"].fillna(-1).to_numpy(np.int64)
-    taxis = pd.factorize(trips["medallion"])[0].astype(np.int64)
+    taxis, taxi_codes = _dense(pd.factorize(trips["medallion"])[0])
     profit_s, empty_s = spec.windows_s
 
-    def evaluate(time_s: int, seq: int):
+    def evaluate(time_s: int, seq: int) -> tuple[tuple, Callable[[], list[str]]]:
         p_lo, p_hi = window.bounds(time_s, seq, profit_s)
         e_lo, e_hi = window.bounds(time_s, seq, empty_s)
         mask = has_profit[p_lo:p_hi]
         areas = top_areas(pickup[p_lo:p_hi][mask], cents[p_lo:p_hi][mask], window.seq[p_lo:p_hi][mask],
-                          taxis[e_lo:e_hi], dropoff_cell[e_lo:e_hi], window.seq[e_lo:e_hi])
+                          taxis[e_lo:e_hi], dropoff_cell[e_lo:e_hi], window.seq[e_lo:e_hi],
+                          cell_codes, len(taxi_codes))
         return tuple(a.cell for a in areas), lambda: q2_body(areas)
     return evaluate
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from taxi_rsp.baseline.topk import ROUTE_BASE, Area
+from taxi_rsp.baseline.parse import ROUTE_BASE
+from taxi_rsp.baseline.topk import Area
 from taxi_rsp.spec import TOP_K
 
 NULL = "NULL"

@@ -20,6 +20,7 @@ _DECIMAL = re.compile(r"([+-]?)(?:([0-9]+)(?:\.([0-9]*))?|\.([0-9]+))")
 _TIMESTAMP = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})")
 _SECONDS_PER_DAY = 86_400
 NANO_PLACES = 9
+ROUTE_BASE = 1_000_000  # route code = pickup cell code * ROUTE_BASE + dropoff cell code
 CENT_PLACES = 2
 
 _MEDALLION = FIELD_INDEX["medallion"]

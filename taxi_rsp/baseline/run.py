@@ -106,7 +106,7 @@ def _run_query(spark: SparkSession, trips: DataFrame, spec: QuerySpec, chunks: i
                folder: OutputFolder) -> dict:
     """Recompute every instant of one query, write its file; returns its statistics."""
     valid = trips.where(F.col(VALID_COLUMN[spec.name]).isNotNull()).select(*QUERY_COLUMNS[spec.name])
-    instants = evaluation_instants(trips, valid, spec.windows_s)
+    instants = evaluation_instants(trips, valid, spec.windows_s).cache()  # used three times below
     parts = split_into_chunks(spark, instants, valid, spec.longest_s, chunks)
     results = (parts.instants.groupBy("chunk")
                .cogroup(parts.trips.groupBy("chunk"))
@@ -121,6 +121,7 @@ def _run_query(spark: SparkSession, trips: DataFrame, spec: QuerySpec, chunks: i
                 emitted += 1
     finally:
         results.unpersist()
+        instants.unpersist()
     delays = timings.column("delay_ms").drop_null().to_numpy()
     return {
         "emitted": emitted,
