@@ -5,11 +5,9 @@ drop-off minutes, medallions; popular coordinates), so each codec keeps a bounde
 ``dict`` from the stripped field text to its result and only parses on a miss. A
 cache that reaches its bound is emptied and refilled: memory stays bounded on any
 input, and the hot texts of the current stretch of the file are back after a few
-lines. Invalid texts are cached too (as ``None``) so repeated garbage costs one
-lookup.
-
-Hot loops call ``codec.cache.get(text, MISS)`` themselves and fall back to
-``codec.miss(text)``: that saves a Python call per field on a hit.
+lines. Results are never falsy, so hot loops write ``cache.get(text) or
+miss(text)`` (no Python call on a hit); an invalid text gives ``None`` and is parsed
+again each time it comes back, which is rare by nature.
 """
 
 from __future__ import annotations
@@ -21,7 +19,6 @@ from taxi_rsp.spec import Grid
 
 from feeder.validate import format_scaled, timestamp_millis, to_scaled
 
-MISS = object()
 CACHE_LIMIT = 1 << 17
 
 
@@ -30,13 +27,16 @@ class _Codec:
 
     __slots__ = ("dictionary", "cache", "limit")
 
-    def __init__(self, dictionary: Dictionary, limit: int = CACHE_LIMIT) -> None:
+    def __init__(self, dictionary: Dictionary, limit: int | None = None) -> None:
         self.dictionary = dictionary
         self.cache: dict[str, object] = {}
-        self.limit = limit
+        self.limit = CACHE_LIMIT if limit is None else limit
 
     def miss(self, text: str):  # noqa: ANN201 - the subclass decides the result type
+        """Compute the result of ``text`` and remember it if it is valid."""
         result = self.compute(text)
+        if result is None:
+            return None
         if len(self.cache) >= self.limit:
             self.cache.clear()
         self.cache[text] = result
@@ -87,7 +87,7 @@ class AxisCodec(_Codec):
     __slots__ = ("bounds",)
 
     def __init__(self, dictionary: Dictionary, grids: tuple[Grid, ...], is_longitude: bool,
-                 limit: int = CACHE_LIMIT) -> None:
+                 limit: int | None = None) -> None:
         super().__init__(dictionary, limit)
         # Inside along this axis <=> lo <= nano < hi (x = floor((lon - west) / step) + 1
         # in 1..cells, y = floor((north - lat) / step) + 1 in 1..cells, solved for nano).
@@ -124,7 +124,7 @@ class ExactCodec(_Codec):
 
     __slots__ = ("datatype", "pattern")
 
-    def __init__(self, dictionary: Dictionary, datatype: str, limit: int = CACHE_LIMIT) -> None:
+    def __init__(self, dictionary: Dictionary, datatype: str, limit: int | None = None) -> None:
         super().__init__(dictionary, limit)
         self.datatype = datatype
         self.pattern = {XSD_INTEGER: INTEGER_RE, XSD_DECIMAL: DECIMAL_RE}[datatype]

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from feeder import Feeder, FeedStats, TripMeta
+from feeder import Feeder, FeedStats, TripMeta, codecs
 from taxi_rsp.errors import UserError
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.namespaces import RDF_TYPE, STREAMS, TAXI
@@ -519,3 +519,19 @@ def test_real_full_year_sample(sample_full: Path) -> None:
     assert stats.lines_read == 100 == stats.accepted + sum(stats.rejected.values())
     assert [e.seq for e in events] == sorted(e.seq for e in events)
     assert all(a.time <= b.time for a, b in zip(events, events[1:]))
+
+
+def test_tiny_memo_caches_give_the_same_events(sample_20d: Path, tmp_path: Path, monkeypatch) -> None:
+    """Caches that are emptied every few lines must not change a single id or count."""
+    source = tmp_path / "head.csv"
+    source.write_bytes(b"".join(sample_20d.read_bytes().splitlines(keepends=True)[:1500]))
+
+    def run() -> tuple[list, FeedStats]:
+        feeder = Feeder(source, Dictionary())
+        events = [(e.seq, e.time, e.triples, e.graph, e.stream, e.meta.line_no, e.meta.pickup, e.meta.dropoff)
+                  for e in feeder]
+        return events, feeder.stats
+
+    expected = run()
+    monkeypatch.setattr(codecs, "CACHE_LIMIT", 3)
+    assert run() == expected
