@@ -52,6 +52,7 @@ class Feeder:
         self.dictionary = dictionary
         self.stats = FeedStats()
         self.stream = dictionary.encode(IRI(stream_iri))
+        self._started = False
         self._rejects = self._rejects_quoted = None
         if rejects is not None:
             rejects.write(REJECTS_HEADER + "\n")
@@ -92,6 +93,12 @@ class Feeder:
             writer.writerow((line_no, reason, text))
 
     def __iter__(self) -> Iterator[GraphEvent]:
+        if self._started:  # counts, rejects and the out-of-order clock belong to one pass
+            raise RuntimeError("a Feeder reads its input once; make a new Feeder to read it again")
+        self._started = True
+        return self._read()
+
+    def _read(self) -> Iterator[GraphEvent]:
         try:
             handle = self.path.open("rb")
         except OSError as exc:

@@ -535,3 +535,13 @@ def test_tiny_memo_caches_give_the_same_events(sample_20d: Path, tmp_path: Path,
     expected = run()
     monkeypatch.setattr(codecs, "CACHE_LIMIT", 3)
     assert run() == expected
+
+
+def test_a_feeder_reads_its_input_once(tmp_path: Path) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text(GOOD)
+    feeder = Feeder(path, Dictionary())
+    assert len(list(feeder)) == 1
+    with pytest.raises(RuntimeError, match="once"):
+        iter(feeder)
+    assert feeder.stats.lines_read == 1
