@@ -217,8 +217,8 @@ def _offset_encoder(encode: Callable[[int], int]) -> Callable[[int], int]:
     """``encode`` for line numbers, as one addition when ids of ``n`` are ``id(0) + n``.
 
     The dictionary inlines integers and numbered IRIs by packing the number into the
-    id; the layout is checked here on probes rather than assumed, and any other layout
-    keeps the dictionary's own (slower) call.
+    id; the layout is checked here on probes (up to 2^40, far beyond any line count)
+    rather than assumed, and any other layout keeps the dictionary's own slower call.
     """
     base = encode(0)
     if all(encode(n) == base + n for n in (1, 2, 12_345, (1 << 20) + 7, (1 << 40) - 1)):
