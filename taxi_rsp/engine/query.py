@@ -116,6 +116,8 @@ class RegisteredQuery:
         self._flush()
         projection = self.physical.projection
         if self.physical.ordered_root is not None:
+            if not self.physical.ordered_root.changed:
+                return None
             snapshot = [tuple(row[i] if i is not None else None for i in projection)
                         for row in self.physical.ordered_root.snapshot()]
             if snapshot == self._last_snapshot:

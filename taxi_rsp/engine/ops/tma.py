@@ -111,6 +111,7 @@ class TmaTopKOp(Operator):
         self._top: SortedList = SortedList()  # entries of the current top-k rows
         self._in_top: set[Row] = set()
         self.bounds_valid = True
+        self.changed = True  # the top-k may differ from the last snapshot
         self.refills = 0
         self.cells_visited = 0
 
@@ -171,6 +172,7 @@ class TmaTopKOp(Operator):
                 self._where[row] = cell_key
                 kth = self._kth_score_key()
                 if kth is None or entry < self._top[self.k - 1]:
+                    self.changed = True
                     self._top.add(entry)
                     self._in_top.add(row)
                     if len(self._top) > self.k:  # the old k-th leaves the result, stays in its cell
@@ -178,6 +180,8 @@ class TmaTopKOp(Operator):
                         self._in_top.discard(dropped[2])
                 continue
             held = self._cells[cell_key][row]
+            if row in self._in_top:
+                self.changed = True
             held[1] += mult
             if held[1] < 0:
                 raise ValueError(f"retraction below zero in top-k: {row!r}")
@@ -223,6 +227,7 @@ class TmaTopKOp(Operator):
         return None  # not a number: no bound applies
 
     def snapshot(self) -> list[Row]:
+        self.changed = False
         rows: list[Row] = []
         for _, _, row in self._top:
             cell = self._cells[self._where[row]]

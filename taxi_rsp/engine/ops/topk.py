@@ -40,6 +40,9 @@ class TopKOp(Operator):
         self._sorted: SortedList = SortedList()
         self._entries: dict[Row, list] = {}  # row -> [sort entry, multiplicity]
         self._last: list[Row] = []
+        # Whether a push touched the first offset+limit positions since the last
+        # snapshot: R2S skips building and comparing snapshots when it did not.
+        self.changed = True
 
     def describe(self) -> str:
         return f"TopK offset {self.offset} limit {self.limit}"
@@ -54,6 +57,11 @@ class TopKOp(Operator):
             parts.append(descending_key(value) if descending else order_key(value))
         return tuple(parts)
 
+    def _in_window(self, entry: tuple) -> bool:
+        if self.limit is None:
+            return True
+        return self._sorted.bisect_left(entry) < self.offset + self.limit
+
     def push(self, deltas: list[Delta]) -> None:
         for row, mult in deltas:
             held = self._entries.get(row)
@@ -61,9 +69,13 @@ class TopKOp(Operator):
                 if mult < 0:
                     raise ValueError(f"retraction of a row not in the top-k input: {row!r}")
                 entry = (self._sort_key(row), _row_key(row), row)
+                if not self.changed and self._in_window(entry):
+                    self.changed = True
                 self._sorted.add(entry)
                 self._entries[row] = [entry, mult]
                 continue
+            if not self.changed and self._in_window(held[0]):
+                self.changed = True
             held[1] += mult
             if held[1] < 0:
                 raise ValueError(f"retraction below zero in top-k: {row!r}")
@@ -73,6 +85,7 @@ class TopKOp(Operator):
 
     def snapshot(self) -> list[Row]:
         """The current ordered result rows (OFFSET/LIMIT applied, duplicates kept)."""
+        self.changed = False
         wanted = None if self.limit is None else self.offset + self.limit
         rows: list[Row] = []
         for _, _, row in self._sorted:
