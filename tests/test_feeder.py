@@ -126,6 +126,7 @@ def test_read_time_is_taken_when_the_line_is_read(tmp_path: Path) -> None:
     assert second_read - first_read >= 10_000_000
 
 
+@pytest.mark.timeout(60)
 def test_a_pipe_is_streamed_not_loaded(tmp_path: Path) -> None:
     """The first event comes out while the writer still holds the rest of the input."""
     fifo = tmp_path / "trips.fifo"
