@@ -39,3 +39,14 @@ Q2 = OracleGrid(lon_step=2_993_000, lat_step=2_245_778, west=-74_915_081_500,
 def cell_id(cell: Cell) -> str:
     """The output form ``"x.y"`` of a cell."""
     return f"{cell[0]}.{cell[1]}"
+
+
+def cell_number(cell: Cell) -> int:
+    """``x * 1000 + y``: a cheap dictionary key (y <= 600 < 1000) whose integer order is
+    the (x ascending, y ascending) order of SPEC §4.2's last tie-breaks."""
+    return cell[0] * 1000 + cell[1]
+
+
+def number_id(number: int) -> str:
+    """The output form ``"x.y"`` of a cell number."""
+    return f"{number // 1000}.{number % 1000}"

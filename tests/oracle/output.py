@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .clock import Instant
-from .grid import cell_id
+from .grid import number_id
 from .q2 import Area
 from .timestamps import format_timestamp
 
@@ -45,7 +45,7 @@ def q2_line(instant: Instant, areas: Sequence[Area]) -> str:
     """43 fields: 2 timestamps, 10 (cell, empty, median, profitability) groups, delay."""
     fields = trigger_fields(instant)
     for area in areas:
-        fields += [cell_id(area.cell), str(area.empty_taxis),
+        fields += [number_id(area.cell), str(area.empty_taxis),
                    format_money(area.median_half_cents), format_profitability(area)]
     fields += [NULL] * 4 * (TOP_K - len(areas))
     fields.append(delay_field(instant))

@@ -9,7 +9,6 @@ from fractions import Fraction
 from heapq import nsmallest
 from math import lcm
 
-from .grid import Cell
 
 TOP_K = 10
 
@@ -18,7 +17,7 @@ TOP_K = 10
 class Area:
     """One ranked cell. The median is kept in half-cents so it stays an integer."""
 
-    cell: Cell
+    cell: int  # cell number, grid.cell_number
     empty_taxis: int
     median_half_cents: int
 
@@ -48,16 +47,16 @@ def latest_trip_indexes(medallions: Sequence[str], start: int) -> list[int]:
     return sorted(last.values())
 
 
-def top_areas(profit_cells: Sequence[Cell], profit_cents: Sequence[int],
-              profit_seqs: Sequence[int], empty_cells: Sequence[Cell],
+def top_areas(profit_cells: Sequence[int], profit_cents: Sequence[int],
+              profit_seqs: Sequence[int], empty_cells: Sequence[int],
               empty_seqs: Sequence[int]) -> list[Area]:
-    """Top-10 cells: profitability desc, fresh desc, x asc, y asc.
+    """Top-10 cells: profitability desc, fresh desc, x asc, y asc (cell number asc).
 
     ``profit_*``: pickup cell, fare + tip and seq of the trips contributing to a
     profit (short window, fare and tip usable); ``empty_*``: dropoff cell and seq of
     the latest trips of empty taxis (long window). Both in seq order.
     """
-    profits: dict[Cell, list[int]] = defaultdict(list)
+    profits: dict[int, list[int]] = defaultdict(list)
     for cell, cents in zip(profit_cells, profit_cents):
         profits[cell].append(cents)
     empty = Counter(empty_cells)

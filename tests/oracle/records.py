@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import grid
-from .grid import Cell, cell_id
+from .grid import Cell, cell_id, cell_number
 from .numbers import parse_scaled
 from .timestamps import parse_timestamp
 
@@ -27,8 +27,8 @@ class Trip:
     dropoff_text: str
     dropoff: int  # event time, seconds
     q1_route: str | None  # "x.y,x.y" as printed; None: outlier of Q1
-    q2_pickup: Cell | None  # both None: outlier of Q2
-    q2_dropoff: Cell | None
+    q2_pickup: int | None  # Q2 cell numbers (grid.cell_number); both None: outlier of Q2
+    q2_dropoff: int | None
     profit_cents: int | None  # fare + tip; None: excluded from profit
 
 
@@ -96,8 +96,8 @@ def _validate(line_no: int, raw: str, latest: int | None) -> Trip | str:
         dropoff=dropoff,
         q1_route=(f"{cell_id(q1_from)},{cell_id(q1_to)}"
                   if q1_from is not None and q1_to is not None else None),
-        q2_pickup=q2_from if q2_valid else None,
-        q2_dropoff=q2_to if q2_valid else None,
+        q2_pickup=cell_number(q2_from) if q2_valid else None,
+        q2_dropoff=cell_number(q2_to) if q2_valid else None,
         profit_cents=_profit(fields[FARE], fields[TIP]),
     )
 

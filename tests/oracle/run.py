@@ -10,7 +10,6 @@ from pathlib import Path
 from .clock import evaluation_instants
 from .output import q1_line, q2_line
 from .q1 import top_routes
-from .grid import Cell
 from .q2 import latest_trip_indexes, top_areas
 from .records import Trip, read_file
 from .window import SubStream
@@ -91,13 +90,13 @@ def run_q2(trips: Sequence[Trip], profit_s: int, empty_s: int) -> list[str]:
     paying = SubStream(trips, lambda t: is_valid(t) and t.profit_cents is not None)
     pickups, cents, paying_seqs = (paying.column(n) for n in ("q2_pickup", "profit_cents", "seq"))
     lines: list[str] = []
-    last: list[Cell] = []
+    last: list[int] = []
     for instant in evaluation_instants(trips, is_valid, [profit_s, empty_s]):
         profit = paying.bounds(instant, profit_s)
         window = stream.bounds(instant, empty_s)
         latest = latest_trip_indexes(medallions[window], window.start)
         areas = top_areas(pickups[profit], cents[profit], paying_seqs[profit],
-                          [dropoffs[i] for i in latest], [seqs[i] for i in latest])
+                          list(map(dropoffs.__getitem__, latest)), list(map(seqs.__getitem__, latest)))
         cells = [a.cell for a in areas]
         if cells != last:
             lines.append(q2_line(instant, areas))
