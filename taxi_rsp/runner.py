@@ -16,7 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from feeder import Feeder
-from listener import PROFILES, AtomicOutputs, CsvResultWriter, DebsTopKWriter, NQuadsResultWriter, delay_stats
+from listener import (
+    PROFILES,
+    AtomicOutputs,
+    CsvResultWriter,
+    DebsTopKWriter,
+    NQuadsResultWriter,
+    delay_stats,
+)
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.errors import UserError
 

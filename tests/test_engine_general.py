@@ -31,7 +31,7 @@ def test_iswc_style_stream_joined_with_static_data(tmp_path: Path) -> None:
     static = """@prefix ex: <http://example.org/> .
 ex:alice ex:coauthor ex:bob . ex:bob ex:coauthor ex:alice . ex:carol ex:coauthor ex:dave .
 ex:room1 ex:name "Room One" ."""
-    engine, stream = make(
+    _, stream = make(
         """SELECT ?p1 ?p2 ?name WHERE {
              STREAM ex:stream [RANGE 10m] { ?p1 ex:detectedAt ?room }
              STREAM ex:stream [RANGE 10m] { ?p2 ex:detectedAt ?room }
@@ -60,7 +60,7 @@ ex:room1 ex:name "Room One" ."""
 
 
 def test_triples_window_counts_the_last_n_events() -> None:
-    engine, stream = make(
+    _, stream = make(
         "SELECT (SUM(?v) AS ?total) WHERE { STREAM ex:stream [TRIPLES 3] { ?s ex:v ?v } }"
     )
     for minute, value in enumerate([1, 2, 3, 4, 10]):
@@ -72,7 +72,7 @@ def test_triples_window_counts_the_last_n_events() -> None:
 
 
 def test_construct_produces_an_rdf_stream() -> None:
-    engine, stream = make(
+    _, stream = make(
         """CONSTRUCT { ?a ex:metAt ?room . ?a ex:seen true } WHERE {
              STREAM ex:stream [NOW] { ?a ex:detectedAt ?room } }"""
     )
@@ -86,7 +86,7 @@ def test_construct_produces_an_rdf_stream() -> None:
 
 
 def test_minus_exists_and_aggregates_under_expiry() -> None:
-    engine, stream = make(
+    _, stream = make(
         """SELECT ?g (COUNT(?s) AS ?n) (MEDIAN(?v) AS ?med) (MIN(?v) AS ?lo) (MAX(?v) AS ?hi) (AVG(?v) AS ?avg)
            WHERE {
              STREAM ex:stream [RANGE 10m] { ?s ex:group ?g ; ex:v ?v }
@@ -111,7 +111,7 @@ def test_minus_exists_and_aggregates_under_expiry() -> None:
 
 
 def test_union_distinct_and_bind_with_strings() -> None:
-    engine, stream = make(
+    _, stream = make(
         """SELECT DISTINCT ?label WHERE {
              { STREAM ex:stream [RANGE 5m] { ?s ex:a ?x } BIND(CONCAT("a:", STR(?x)) AS ?label) }
              UNION
@@ -125,7 +125,7 @@ def test_union_distinct_and_bind_with_strings() -> None:
 
 
 def test_events_out_of_time_order_are_refused() -> None:
-    engine, stream = make("SELECT ?s WHERE { STREAM ex:stream [RANGE 5m] { ?s ex:a ?x } }")
+    _, stream = make("SELECT ?s WHERE { STREAM ex:stream [RANGE 5m] { ?s ex:a ?x } }")
     stream.send(5, ("ex:s", "ex:a", 1))
     with pytest.raises(ValueError, match="earlier than the previous event"):
         stream.send(4, ("ex:s", "ex:a", 1))

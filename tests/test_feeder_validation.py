@@ -72,7 +72,7 @@ def test_each_reject_reason(tmp_path: Path, bad: str, reason: str) -> None:
 def test_out_of_order_compares_with_latest_accepted(tmp_path: Path) -> None:
     late = line(pickup_datetime="2013-01-01 00:00:00", dropoff_datetime="2013-01-01 00:01:00")
     bad_later = line(medallion="", dropoff_datetime="2013-01-01 00:09:00")
-    data = "\n".join([GOOD, bad_later, late, GOOD]) + "\n"
+    data = f"{GOOD}\n{bad_later}\n{late}\n{GOOD}\n"
     events, rejects, _ = feed(tmp_path, data.encode())
     assert [r[:2] for r in rejects] == [["2", "bad_medallion"], ["3", "out_of_order"]]
     assert [e.seq for e in events] == [1, 4]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from taxi_rsp.algebra.translate import translate_query
 from taxi_rsp.errors import QuerySyntaxError, UnsupportedQueryError
 from taxi_rsp.lang import ast
 from taxi_rsp.lang.parser import parse_duration, parse_query
-from taxi_rsp.algebra.translate import translate_query
 from taxi_rsp.rdf.terms import IRI
 
 FULL = """

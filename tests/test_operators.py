@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from taxi_rsp.engine.index.ring import RingIndex
 from taxi_rsp.engine.ops.aggregates import make_accumulator
-from taxi_rsp.engine.ops.minus import AntiJoinOp, LeftJoinOp, SemiJoinOp
 from taxi_rsp.engine.ops.join import JoinOp
+from taxi_rsp.engine.ops.minus import AntiJoinOp, LeftJoinOp, SemiJoinOp
 
 
 class Collect:

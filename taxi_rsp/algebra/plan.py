@@ -12,7 +12,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from taxi_rsp.lang.ast import Aggregate, Const, Expr, Node, TriplePattern, Var, WindowSpec
+from taxi_rsp.lang.ast import (
+    Aggregate,
+    Const,
+    Expr,
+    Node,
+    TriplePattern,
+    Var,
+    WindowSpec,
+)
 
 
 def _pattern_vars(triples: tuple[TriplePattern, ...]) -> tuple[str, ...]:
@@ -278,7 +286,24 @@ def _fmt_triple(triple: TriplePattern) -> str:
 
 
 __all__ = [
-    "Scan", "StaticBGP", "Unit", "Join", "LeftJoin", "AntiJoin", "SemiJoin", "Union", "Filter",
-    "Extend", "Group", "Project", "Distinct", "TopK", "Construct", "PlanNode", "LogicalPlan",
-    "explain", "Const", "Var",
+    "AntiJoin",
+    "Const",
+    "Construct",
+    "Distinct",
+    "Extend",
+    "Filter",
+    "Group",
+    "Join",
+    "LeftJoin",
+    "LogicalPlan",
+    "PlanNode",
+    "Project",
+    "Scan",
+    "SemiJoin",
+    "StaticBGP",
+    "TopK",
+    "Union",
+    "Unit",
+    "Var",
+    "explain",
 ]

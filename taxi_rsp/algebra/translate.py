@@ -59,10 +59,10 @@ class _Translator:
                     keys.append(name)
             # (AGG(...) AS ?v) names the aggregate's output directly: no copy step.
             for item in items or ():
-                if isinstance(item.expr, ast.Aggregate) and item.expr not in aggregates:
-                    if item.var.name not in keys:
-                        self._collect_aggregates(item.expr, aggregates)
-                        aggregates[item.expr] = item.var.name
+                named = isinstance(item.expr, ast.Aggregate) and item.var.name not in keys
+                if named and item.expr not in aggregates:
+                    self._collect_aggregates(item.expr, aggregates)
+                    aggregates[item.expr] = item.var.name
             exprs = list(self._modifier_exprs(query))
             for expr in exprs:
                 self._collect_aggregates(expr, aggregates)

@@ -18,12 +18,18 @@ from taxi_rsp.engine.ops.group import GroupOp
 from taxi_rsp.engine.ops.join import JoinOp
 from taxi_rsp.engine.ops.match import BGPMatcher
 from taxi_rsp.engine.ops.minus import AntiJoinOp, LeftJoinOp, SemiJoinOp
-from taxi_rsp.engine.ops.stateless import MapOp, UnionOp, extend_step, filter_step, project_step
+from taxi_rsp.engine.ops.stateless import (
+    MapOp,
+    UnionOp,
+    extend_step,
+    filter_step,
+    project_step,
+)
 from taxi_rsp.engine.ops.tma import TmaTopKOp, monotonicity
 from taxi_rsp.engine.ops.topk import TopKOp
-from taxi_rsp.lang import ast
 from taxi_rsp.engine.ops.window import WindowScan
 from taxi_rsp.engine.static import StaticStore
+from taxi_rsp.lang import ast
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.terms import IRI
 

@@ -25,7 +25,15 @@ from taxi_rsp.errors import UnsupportedQueryError
 from taxi_rsp.lang import ast
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.namespaces import INTEGER_TYPES, XSD
-from taxi_rsp.rdf.terms import IRI, BNode, DateTime, Literal, format_decimal, literal_value, parse_decimal
+from taxi_rsp.rdf.terms import (
+    IRI,
+    BNode,
+    DateTime,
+    Literal,
+    format_decimal,
+    literal_value,
+    parse_decimal,
+)
 
 Compiled = Callable[[tuple], Any]
 
@@ -49,7 +57,7 @@ def ebv(value: Any) -> bool:
     if isinstance(value, bool):
         return value
     if is_numeric(value):
-        return value != 0 and value == value
+        return value != 0 and not (type(value) is float and math.isnan(value))
     if isinstance(value, str):
         return value != ""
     raise _ERROR
@@ -312,14 +320,14 @@ def _compile_call(expr: ast.Call, schema: dict[str, int], dictionary: Dictionary
             value = compiled(())
         except ExprError:
             return compiled
-        folded = lambda row: value  # noqa: E731
+        folded = lambda row: value
         folded.constant = True  # type: ignore[attr-defined]
         return folded
     return compiled
 
 
 def _is_constant(expr: Any) -> bool:
-    if isinstance(expr, ast.Const) or isinstance(expr, (IRI, BNode)):
+    if isinstance(expr, (ast.Const, IRI, BNode)):
         return True
     return isinstance(expr, ast.Call) and expr.op != "BOUND" and all(_is_constant(a) for a in expr.args)
 

@@ -59,7 +59,7 @@ class StaticStore:
         dataset = rdflib.Dataset()
         try:
             dataset.parse(path, format=fmt)
-        except Exception as exc:  # rdflib raises many parser-specific types
+        except Exception as exc:  # noqa: BLE001 - rdflib parsers raise many unrelated types
             raise UserError(f"{path}: cannot parse as {fmt}: {exc}") from None
         count = 0
         for s, p, o, g in dataset.quads((None, None, None, None)):

@@ -16,11 +16,24 @@ from importlib import resources
 from typing import Any
 
 from lark import Lark, Token, Transformer, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+from lark.exceptions import (
+    UnexpectedCharacters,
+    UnexpectedEOF,
+    UnexpectedInput,
+    UnexpectedToken,
+    VisitError,
+)
 
 from taxi_rsp.errors import QuerySyntaxError
 from taxi_rsp.lang import ast
-from taxi_rsp.rdf.namespaces import RDF_TYPE, XSD_BOOLEAN, XSD_DECIMAL, XSD_DOUBLE, XSD_INTEGER, XSD_STRING
+from taxi_rsp.rdf.namespaces import (
+    RDF_TYPE,
+    XSD_BOOLEAN,
+    XSD_DECIMAL,
+    XSD_DOUBLE,
+    XSD_INTEGER,
+    XSD_STRING,
+)
 from taxi_rsp.rdf.terms import IRI, BNode, Literal
 
 _UNIT_MS = {
@@ -169,7 +182,7 @@ class _ToAst(Transformer):
                 order = value
             elif kind == "limit":
                 limit, offset = value
-        return dict(group_by=group, having=having, order_by=order, limit=limit, offset=offset)
+        return {"group_by": group, "having": having, "order_by": order, "limit": limit, "offset": offset}
 
     def select_query(self, meta, children):
         (distinct, projection), *rest = children

@@ -30,7 +30,12 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from taxi_rsp.rdf.namespaces import INTEGER_TYPES, XSD_BOOLEAN, XSD_DATETIME, XSD_DECIMAL
+from taxi_rsp.rdf.namespaces import (
+    INTEGER_TYPES,
+    XSD_BOOLEAN,
+    XSD_DATETIME,
+    XSD_DECIMAL,
+)
 from taxi_rsp.rdf.terms import (
     IRI,
     BNode,
@@ -62,7 +67,7 @@ _NUMBERED_IRI = re.compile(r"(.*[/#:])([1-9][0-9]{0,14}|0)\Z")
 class Computed:
     """An expression result kept by value instead of by id (see the module docstring)."""
 
-    __slots__ = ("value", "_key")
+    __slots__ = ("_key", "value")
 
     def __init__(self, value: object) -> None:
         self.value = value
@@ -93,7 +98,7 @@ def _payload(term_id: int) -> int:
 class Dictionary:
     """A two-way map between terms and ids; see the module docstring for the layout."""
 
-    __slots__ = ("_ids", "_terms", "_values", "_prefixes", "_prefix_list", "_decimals")
+    __slots__ = ("_decimals", "_ids", "_prefix_list", "_prefixes", "_terms", "_values")
 
     def __init__(self) -> None:
         self._ids: dict[Term, int] = {}

@@ -102,7 +102,7 @@ class DateTime(int):
             raise ValueError(f"not an xsd:dateTime: {text!r}")
         year, month, day, hour, minute, second, frac, zone = match.groups()
         moment = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second))
-        millis = int(round(float(frac) * 1000)) if frac else 0
+        millis = round(float(frac) * 1000) if frac else 0
         if zone and zone != "Z":
             sign = 1 if zone[0] == "+" else -1
             moment -= sign * timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6]))

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 
 class Entry:
-    __slots__ = ("mult", "matches")
+    __slots__ = ("matches", "mult")
 
     def __init__(self, mult: int, matches: int) -> None:
         self.mult = mult
@@ -20,7 +20,7 @@ class Entry:
 
 
 class OneWayIndex:
-    __slots__ = ("_keys", "_wild", "_size")
+    __slots__ = ("_keys", "_size", "_wild")
 
     def __init__(self) -> None:
         self._keys: dict[tuple, dict[tuple, Entry]] = {}

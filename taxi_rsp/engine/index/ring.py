@@ -20,7 +20,7 @@ from collections.abc import Iterator
 
 
 class _Ring:
-    __slots__ = ("cells", "where", "live")
+    __slots__ = ("cells", "live", "where")
 
     def __init__(self) -> None:
         self.cells: list[list] = []
@@ -61,7 +61,7 @@ class _Ring:
 class RingIndex:
     """Rows by key; keys that contain ``None`` (unbound) are kept apart as wildcards."""
 
-    __slots__ = ("_rings", "_wild", "_size")
+    __slots__ = ("_rings", "_size", "_wild")
 
     def __init__(self) -> None:
         self._rings: dict[tuple, _Ring] = {}

@@ -86,7 +86,7 @@ class Count(Accumulator):
 
 
 class Sum(Accumulator):
-    __slots__ = ("total", "n")
+    __slots__ = ("n", "total")
 
     def __init__(self) -> None:
         super().__init__()

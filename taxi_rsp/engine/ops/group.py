@@ -19,7 +19,7 @@ _MISSING = object()
 
 
 class _GroupState:
-    __slots__ = ("rows", "accumulators", "output")
+    __slots__ = ("accumulators", "output", "rows")
 
     def __init__(self, accumulators: list[Accumulator]) -> None:
         self.rows = 0

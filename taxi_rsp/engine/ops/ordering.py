@@ -56,4 +56,4 @@ def descending_key(value: Any) -> Any:
     return (-rank, _Reversed(inner))
 
 
-__all__ = ["order_key", "descending_key", "Fraction"]
+__all__ = ["Fraction", "descending_key", "order_key"]

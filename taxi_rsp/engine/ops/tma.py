@@ -25,9 +25,10 @@ from typing import Any
 
 from sortedcontainers import SortedList
 
-from taxi_rsp.engine.expr import Compiled, ExprError
+from taxi_rsp.engine.expr import Compiled
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
-from taxi_rsp.engine.ops.ordering import descending_key, order_key
+from taxi_rsp.engine.ops.ordering import descending_key
+from taxi_rsp.engine.ops.topk import sort_entry
 from taxi_rsp.lang import ast
 
 INF = math.inf
@@ -120,15 +121,7 @@ class TmaTopKOp(Operator):
 
     # -- keys and cells -----------------------------------------------------------------
     def _entry(self, row: Row) -> tuple:
-        parts = []
-        for compiled, descending in self._order:
-            try:
-                value = compiled(row)
-            except ExprError:
-                value = None
-            parts.append(descending_key(value) if descending else order_key(value))
-        ids = tuple(v if type(v) is int else (-1 if v is None else (1 << 64) + (hash(v) & 0xFFFFFFFF)) for v in row)
-        return (tuple(parts), ids, row)
+        return sort_entry(self._order, row)
 
     def _cell(self, row: Row) -> tuple:
         coords = []

@@ -10,11 +10,24 @@ membership at each flush.
 from __future__ import annotations
 
 from collections import Counter
+
 from sortedcontainers import SortedList
 
 from taxi_rsp.engine.expr import Compiled, ExprError
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.ordering import descending_key, order_key
+
+
+def sort_entry(order: list[tuple[Compiled, bool]], row: Row) -> tuple:
+    """``(ORDER BY key, row-id tie-break, row)``: a total, deterministic order of rows."""
+    parts = []
+    for compiled, descending in order:
+        try:
+            value = compiled(row)
+        except ExprError:
+            value = None  # an error sorts like unbound (SPARQL 1.1 §15.1)
+        parts.append(descending_key(value) if descending else order_key(value))
+    return (tuple(parts), _row_key(row), row)
 
 
 def _row_key(row: Row) -> tuple:
@@ -47,16 +60,6 @@ class TopKOp(Operator):
     def describe(self) -> str:
         return f"TopK offset {self.offset} limit {self.limit}"
 
-    def _sort_key(self, row: Row) -> tuple:
-        parts = []
-        for compiled, descending in self._order:
-            try:
-                value = compiled(row)
-            except ExprError:
-                value = None
-            parts.append(descending_key(value) if descending else order_key(value))
-        return tuple(parts)
-
     def _in_window(self, entry: tuple) -> bool:
         if self.limit is None:
             return True
@@ -68,7 +71,7 @@ class TopKOp(Operator):
             if held is None:
                 if mult < 0:
                     raise ValueError(f"retraction of a row not in the top-k input: {row!r}")
-                entry = (self._sort_key(row), _row_key(row), row)
+                entry = sort_entry(self._order, row)
                 if not self.changed and self._in_window(entry):
                     self.changed = True
                 self._sorted.add(entry)
