@@ -52,7 +52,15 @@ def test_real_sample_q1_q2_equal_the_oracle(tmp_path: Path, sample_oracle) -> No
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_hand_built_case(tmp_path: Path, case: Path) -> None:
-    outputs = engine_outputs(case / "input.csv", tmp_path)
+    params = {}
+    if (case / "params.json").exists():  # windows other than the defaults
+        windows = json.loads((case / "params.json").read_text())
+        if "q1_window_min" in windows:
+            params["q1"] = {"window": f"{windows['q1_window_min']}m"}
+        if "q2_windows_min" in windows:
+            profit, empty = windows["q2_windows_min"]
+            params["q2"] = {"profit_window": f"{profit}m", "empty_window": f"{empty}m"}
+    outputs = engine_outputs(case / "input.csv", tmp_path, **params)
     for query in ("q1", "q2"):
         expected_file = case / f"expected_{query}.csv"
         if not expected_file.exists():
