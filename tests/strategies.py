@@ -29,6 +29,9 @@ VALID_POINTS = (
     ("-73.980000", "40.750000"),
     ("-73.976776", "40.754042262"),
     ("-73.9752795", "40.750673595"),
+    ("-73.990000", "40.730000"),
+    ("-73.950000", "40.780000"),
+    ("-73.870000", "40.770000"),
 )
 # Outliers: the real data's zeros, just west of both grids, just east of Q1 only.
 OUTLIER_POINTS = (
@@ -37,7 +40,7 @@ OUTLIER_POINTS = (
     ("-73.120778", "40.5"),
 )
 MEDALLIONS = ("M0", "M1", "M2", "M3")
-MONEY = ("10.00", "2.50", "0.00", "7.005", "7.015", "3.125", "5", ".5", "12.345")
+MONEY = ("10.00", "2.50", "0.00", "4.99", "0.01", "7.005", "7.015", "3.125", "5", ".5", "12.345")
 BAD_MONEY = ("", "-1.00", "abc", "1e2", "-0.004")
 # Seconds between consecutive dropoffs: equal times, whole minutes, exactly the
 # windows (expiry merged with an arrival), longer than every window, odd seconds.
@@ -57,12 +60,12 @@ def _line(medallion: str, pickup: str, dropoff: str, start: tuple[str, str],
 
 @st.composite
 def _trip(draw: st.DrawFn, dropoff: dt.datetime) -> str:
-    point = st.sampled_from(VALID_POINTS) | st.sampled_from(OUTLIER_POINTS)
-    money = st.sampled_from(MONEY) | st.sampled_from(BAD_MONEY)
+    # repetition weights the draw: mostly valid points and usable money
+    point = st.sampled_from(VALID_POINTS * 4 + OUTLIER_POINTS)
+    money = st.sampled_from(MONEY * 3 + BAD_MONEY)
     pickup = dropoff - dt.timedelta(seconds=draw(st.sampled_from(PICKUP_BEFORE)))
     return _line(draw(st.sampled_from(MEDALLIONS)), _stamp(pickup), _stamp(dropoff),
-                 draw(point), draw(point), draw(money), draw(st.sampled_from(MONEY)
-                                                            | st.sampled_from(BAD_MONEY)))
+                 draw(point), draw(point), draw(money), draw(money))
 
 
 @st.composite
@@ -88,7 +91,7 @@ def _bad_line(draw: st.DrawFn, dropoff: dt.datetime) -> str:
 
 
 @st.composite
-def csv_lines(draw: st.DrawFn, max_lines: int = 30) -> list[str]:
+def csv_lines(draw: st.DrawFn, max_lines: int = 40) -> list[str]:
     """The lines of a small input file (no line ends)."""
     count = draw(st.integers(0, max_lines))
     lines: list[str] = []
@@ -103,7 +106,7 @@ def csv_lines(draw: st.DrawFn, max_lines: int = 30) -> list[str]:
 
 
 @st.composite
-def csv_files(draw: st.DrawFn, max_lines: int = 30) -> bytes:
+def csv_files(draw: st.DrawFn, max_lines: int = 40) -> bytes:
     """A whole file: LF or CRLF line ends, with or without a final line end; a
     replacement character may stand for a byte that is not UTF-8."""
     lines = draw(csv_lines(max_lines))

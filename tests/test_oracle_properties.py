@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from oracle import run_oracle
 from strategies import csv_files, write_csv
 
-SETTINGS = settings(max_examples=50, deadline=None,
+SETTINGS = settings(max_examples=40, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 REASONS = {"field_count", "bad_medallion", "bad_timestamp", "pickup_after_dropoff",
            "bad_coordinate", "out_of_order"}
