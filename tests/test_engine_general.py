@@ -129,3 +129,31 @@ def test_events_out_of_time_order_are_refused() -> None:
     stream.send(5, ("ex:s", "ex:a", 1))
     with pytest.raises(ValueError, match="earlier than the previous event"):
         stream.send(4, ("ex:s", "ex:a", 1))
+
+
+def test_minus_against_static_data_and_tma_top_k_on_another_stream(tmp_path: Path) -> None:
+    # Sensor readings: skip sensors listed as faulty in a static dataset (MINUS), rank
+    # rooms by total load per active sensor (a monotone score: the planner picks TMA).
+    static = """@prefix ex: <http://example.org/> .
+ex:s3 ex:status "faulty" ."""
+    engine, stream = make(
+        """SELECT ?room ?score WHERE {
+             { SELECT ?room (SUM(?w) AS ?load) (COUNT(DISTINCT ?s) AS ?sensors) WHERE {
+                 STREAM ex:stream [RANGE 5m] { ?r ex:sensor ?s ; ex:room ?room ; ex:watts ?w }
+                 MINUS { ?s ex:status "faulty" }
+               } GROUP BY ?room }
+             BIND(?load / ?sensors AS ?score)
+           } ORDER BY DESC(?score) ?room LIMIT 2""",
+        static,
+        tmp_path,
+    )
+    assert "TmaTopK" in engine.queries[0].explain()
+    stream.send(0, ("ex:r1", "ex:sensor", "ex:s1"), ("ex:r1", "ex:room", "kitchen"), ("ex:r1", "ex:watts", 10))
+    stream.send(1, ("ex:r2", "ex:sensor", "ex:s3"), ("ex:r2", "ex:room", "hall"), ("ex:r2", "ex:watts", 99))
+    stream.send(2, ("ex:r3", "ex:sensor", "ex:s2"), ("ex:r3", "ex:room", "hall"), ("ex:r3", "ex:watts", 4))
+    stream.send(3, ("ex:r4", "ex:sensor", "ex:s4"), ("ex:r4", "ex:room", "hall"), ("ex:r4", "ex:watts", 30))
+    assert stream.values()[-1][2] == [("hall", 17), ("kitchen", 10)]  # (4 + 30) / 2 sensors
+    stream.send(5.5, ("ex:r5", "ex:sensor", "ex:s1"), ("ex:r5", "ex:room", "cellar"), ("ex:r5", "ex:watts", 1))
+    # kitchen left at 5 (its own expiry instant), the faulty s3 never counted
+    assert [(m, e) for m, e, _ in stream.values()[-2:]] == [(5, True), (5.5, False)]
+    assert stream.values()[-1][2] == [("hall", 17), ("cellar", 1)]

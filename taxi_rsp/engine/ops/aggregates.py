@@ -159,6 +159,10 @@ class Median(_Sorted):
 
     __slots__ = ()
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.values = SortedList()  # numbers only: native comparisons, no key function
+
     def _update(self, value: Any) -> None:
         if not is_numeric(value):
             self.errors += 1
