@@ -29,7 +29,8 @@ def evaluation_instants(trips: Sequence[Trip], is_valid: Callable[[Trip], bool],
     """Yield the query's evaluation instants in order.
 
     Every accepted trip is an arrival instant (an outlier of the query too); only
-    trips valid for the query create expiry instants d + W, one per window.
+    trips valid for the query create expiry instants d + W, one per window (an
+    outlier's expiry would change no window, hence no line).
     """
     expiries: list[int] = []  # min-heap, may hold duplicates
     for index, trip in enumerate(trips):

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import grid
-from .grid import Cell, cell_id, cell_number
+from .grid import cell_id, cell_number
 from .numbers import parse_scaled
 from .timestamps import parse_timestamp
 
