@@ -75,6 +75,8 @@ def test_split_lines() -> None:
     assert split_lines(b"a\r\nb") == ["a", "b"]
     assert split_lines(b"a\n\nb\n") == ["a", "", "b"]
     assert split_lines(b"a\rb\n\xff") == ["a\rb", "\ufffd"]
+    assert split_lines(b"a\r\nb\r") == ["a", "b\r"]  # no LF: not a CRLF ending
+    assert split_lines(b"\r\n\r\n") == ["", ""]
 
 
 def test_money_format() -> None:

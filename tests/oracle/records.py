@@ -40,14 +40,17 @@ class Reject:
 
 
 def split_lines(data: bytes) -> list[str]:
-    """Physical lines: split on LF only; a CR right before the LF belongs to the line end.
+    """Physical lines: split on LF only; the CR of a CRLF ending belongs to the line end.
 
-    A final LF does not start another line; a final line without LF is a line.
+    A final LF does not start another line; a final line without LF is a line (and a
+    CR at its very end is an ordinary character: it ends no CRLF).
     """
     chunks = data.split(b"\n")
-    if chunks and chunks[-1] == b"":
-        chunks.pop()  # the LF ending the file (or an empty file)
-    return [(c[:-1] if c.endswith(b"\r") else c).decode("utf-8", errors="replace") for c in chunks]
+    last = chunks.pop()  # b"" when the data ends with LF (or is empty)
+    lines = [c[:-1] if c.endswith(b"\r") else c for c in chunks]
+    if last:
+        lines.append(last)
+    return [line.decode("utf-8", errors="replace") for line in lines]
 
 
 def read_file(path: str | Path) -> tuple[list[Trip], list[Reject], int]:
