@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -118,8 +119,6 @@ def grade_outputs(
 
 def smoke_boot(image: ImageFiles, config: VmConfig, workdir: Path | None = None) -> dict:
     """Boot once with a trivial job (``true``) and report boot and wall times."""
-    import tempfile
-
     with tempfile.TemporaryDirectory(prefix="taxi-rsp-boot-") as tmp:
         base = workdir or Path(tmp)
         stage = base / "stage"
