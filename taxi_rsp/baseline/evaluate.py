@@ -22,7 +22,7 @@ from taxi_rsp.baseline.parse import ROUTE_BASE, format_seconds
 from taxi_rsp.baseline.topk import top_areas, top_routes
 
 Evaluator = Callable[[int, int], tuple[tuple, Callable[[], list[str]]]]
-RESULT_DDL = "time long, seq long, line string, recompute_ms double, delay_ms double"
+RESULT_DDL = "stream int, time long, seq long, line string, recompute_ms double, delay_ms double"
 
 
 @dataclass(frozen=True)
@@ -100,11 +100,13 @@ EVALUATORS = {"q1": _q1_evaluator, "q2": _q2_evaluator}
 
 
 def chunk_function(spec: QuerySpec) -> Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame]:
-    """The cogroup function of one query: (instants, trips) of a chunk -> its results."""
+    """The cogroup function of one query: (instants, trips) of a chunk -> one row per
+    instant (``RESULT_DDL``; ``line`` is None when the top-10 list did not change)."""
     make_evaluator = EVALUATORS[spec.name]
 
     def run_chunk(instants: pd.DataFrame, trips: pd.DataFrame) -> pd.DataFrame:
         evaluate = make_evaluator(_Window(trips), spec)
+        stream = int(instants["stream"].iloc[0])
         instants = instants.sort_values(["time", "seq"], kind="stable")
         previous: tuple = ()
         rows: list[tuple] = []
@@ -117,13 +119,13 @@ def chunk_function(spec: QuerySpec) -> Callable[[pd.DataFrame, pd.DataFrame], pd
                 previous = ids
                 continue
             if ids == previous:
-                rows.append((time_s, seq, None, (time.perf_counter_ns() - start) / 1e6, None))
+                rows.append((stream, time_s, seq, None, (time.perf_counter_ns() - start) / 1e6, None))
                 continue
             previous = ids
             stamps = [pickup_text, dropoff_text] if seq else [format_seconds(time_s)] * 2
             text = ",".join(stamps + body())
             elapsed_ms = (time.perf_counter_ns() - start) / 1e6
             delay_ms = elapsed_ms if seq else None  # an expiry line has no delay (NULL)
-            rows.append((time_s, seq, f"{text},{format_delay(delay_ms)}", elapsed_ms, delay_ms))
-        return pd.DataFrame(rows, columns=["time", "seq", "line", "recompute_ms", "delay_ms"])
+            rows.append((stream, time_s, seq, f"{text},{format_delay(delay_ms)}", elapsed_ms, delay_ms))
+        return pd.DataFrame(rows, columns=["stream", "time", "seq", "line", "recompute_ms", "delay_ms"])
     return run_chunk

@@ -1,19 +1,25 @@
 """The baseline run: read on Spark, recompute every instant of each query, write files.
 
 Writes the same files as ``taxi-rsp run`` (SPEC §5): ``q1.csv``/``q2.csv``, ``rejects.csv``
-and ``summary.json`` (last). The summary adds ``recompute_ms`` per query: statistics of
-the recompute time over *all* evaluation instants, emitted or not.
+and ``summary.json`` (last). The summary adds ``recompute_ms`` per query (statistics of
+the recompute time over *all* evaluation instants, emitted or not) and ``instants``.
+
+Several inputs can share one batch of Spark jobs (:func:`run_batch`): each file is a
+``stream`` and every computation is per stream; this is what makes the many small
+inputs of the tests affordable. ``exec_seconds`` is then the time of the whole batch.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -27,23 +33,20 @@ from taxi_rsp.verify.delays import delay_stats
 
 MINUTE = 60
 QUERY_COLUMNS = {
-    "q1": ("seq", "dropoff", "q1_pickup", "q1_dropoff"),
-    "q2": ("seq", "dropoff", "medallion", "q2_pickup", "q2_dropoff", "profit_cents"),
+    "q1": ("stream", "seq", "dropoff", "q1_pickup", "q1_dropoff"),
+    "q2": ("stream", "seq", "dropoff", "medallion", "q2_pickup", "q2_dropoff", "profit_cents"),
 }
 VALID_COLUMN = {"q1": "q1_pickup", "q2": "q2_pickup"}  # null exactly for the query's outliers
 
 
 @dataclass(frozen=True)
-class BaselineConfig:
-    """One baseline run; windows in minutes, ``chunks`` = 0 picks 4 per Spark core."""
+class BaselineSettings:
+    """What to compute; windows in minutes, ``chunks`` = 0 picks 4 per Spark core."""
 
-    input: Path
-    out: Path
     queries: Sequence[str] = ("q1", "q2")
     q1_window_min: int = 30
     q2_windows_min: tuple[int, int] = (15, 30)
     chunks: int = 0
-    extra: dict = field(default_factory=dict)
 
     def specs(self) -> list[QuerySpec]:
         windows = {"q1": (self.q1_window_min * MINUTE,),
@@ -51,89 +54,127 @@ class BaselineConfig:
         return [QuerySpec(name, windows[name]) for name in self.queries]
 
 
-def run_baseline(config: BaselineConfig, spark: SparkSession,
-                 report: Callable[[str], None] = lambda line: None) -> dict:
-    """Run the baseline; returns the summary that is also written as summary.json."""
-    if not config.input.is_file():
-        raise UserError(f"input file {config.input} does not exist or is not a file")
-    unknown = sorted(set(config.queries) - set(QUERY_COLUMNS))
-    if unknown or not config.queries:
+Report = Callable[[str], None]
+
+
+def run_baseline(input_path: Path, out: Path, settings: BaselineSettings, spark: SparkSession,
+                 report: Report = lambda line: None) -> dict:
+    """Run the baseline on one file; returns the summary also written as summary.json."""
+    return run_batch([(input_path, out)], settings, spark, report)[0]
+
+
+def run_batch(jobs: Sequence[tuple[Path, Path]], settings: BaselineSettings, spark: SparkSession,
+              report: Report = lambda line: None) -> list[dict]:
+    """Run the baseline on several (input file, output folder) pairs in one set of jobs."""
+    for input_path, _ in jobs:
+        if not input_path.is_file():
+            raise UserError(f"input file {input_path} does not exist or is not a file")
+    unknown = sorted(set(settings.queries) - set(QUERY_COLUMNS))
+    if unknown or not settings.queries:
         raise UserError(f"the baseline answers q1 and q2 only (got {', '.join(unknown) or 'none'})")
-    folder = OutputFolder(config.out)
+    folders = [OutputFolder(out) for _, out in jobs]
     try:
         started = time.perf_counter()
-        read = read_trips(spark, config.input.resolve())
-        summary = _counts(read.trips, read.rejects)
-        report(f"read {summary['lines_read']:,} lines: {summary['accepted']:,} accepted")
-        chunks = config.chunks or 4 * spark.sparkContext.defaultParallelism
-        summary.update(emitted={}, delay_ms={}, recompute_ms={}, instants={})
-        for spec in config.specs():
-            stats = _run_query(spark, read.trips, spec, chunks, folder)
-            for key, value in stats.items():
-                summary[key][spec.name] = value
-            report(f"{spec.name}: {stats['instants']:,} instants recomputed, {stats['emitted']:,} lines")
-        _write_rejects(read.rejects, folder)
-        summary["exec_seconds"] = round(time.perf_counter() - started, 6)
-        summary["chunks"] = chunks
-        summary["master"] = spark.sparkContext.master
-        folder.commit(json.dumps(summary, indent=2) + "\n")
+        read = read_trips(spark, [input_path.resolve() for input_path, _ in jobs])
+        summaries, bounds = _counts(read.trips, read.rejects, len(jobs))
+        report(f"read {sum(s['lines_read'] for s in summaries):,} lines: "
+               f"{sum(s['accepted'] for s in summaries):,} accepted")
+        chunks = settings.chunks or 4 * spark.sparkContext.defaultParallelism
+        for summary in summaries:
+            summary.update(emitted={}, delay_ms={}, recompute_ms={}, instants={})
+        for spec in settings.specs():
+            per_stream = _run_query(spark, read.trips, spec, bounds, chunks, folders)
+            for summary, stats in zip(summaries, per_stream):
+                for key, value in stats.items():
+                    summary[key][spec.name] = value
+            report(f"{spec.name}: {sum(s['instants'] for s in per_stream):,} instants recomputed, "
+                   f"{sum(s['emitted'] for s in per_stream):,} lines")
+        _write_rejects(read.rejects, folders)
+        exec_seconds = round(time.perf_counter() - started, 6)
+        for summary, folder in zip(summaries, folders):
+            summary.update(exec_seconds=exec_seconds, batch_size=len(jobs), chunks=chunks,
+                           master=spark.sparkContext.master)
+            folder.commit(json.dumps(summary, indent=2) + "\n")
         read.trips.unpersist()
         read.rejects.unpersist()
-        return summary
+        return summaries
     except BaseException:
-        folder.abort()
+        for folder in folders:
+            folder.abort()
         raise
 
 
-def _counts(trips: DataFrame, rejects: DataFrame) -> dict:
-    """lines_read, accepted, rejected per reason, outliers per query, profit_excluded."""
-    row = trips.agg(F.count(F.lit(1)).alias("accepted"),
-                    F.count_if(F.col("q1_pickup").isNull()).alias("q1"),
-                    F.count_if(F.col("q2_pickup").isNull()).alias("q2"),
-                    F.count_if(F.col("profit_cents").isNull()).alias("profit_excluded")).first()
-    by_reason = dict(rejects.groupBy("reason").count().collect())
-    rejected = {reason: int(by_reason.get(reason, 0)) for reason in REJECT_REASONS}
-    return {
-        "lines_read": row["accepted"] + sum(rejected.values()),
-        "accepted": row["accepted"],
-        "rejected": rejected,
-        "outliers": {"q1": row["q1"], "q2": row["q2"]},
-        "profit_excluded": row["profit_excluded"],
-    }
+def _counts(trips: DataFrame, rejects: DataFrame, streams: int) -> tuple[list[dict], dict[int, tuple[int, int]]]:
+    """Per stream: the SPEC §5 counts, and (first, last) drop-off time when it has trips."""
+    rows = {row["stream"]: row for row in trips.groupBy("stream").agg(
+        F.count(F.lit(1)).alias("accepted"),
+        F.count_if(F.col("q1_pickup").isNull()).alias("q1"),
+        F.count_if(F.col("q2_pickup").isNull()).alias("q2"),
+        F.count_if(F.col("profit_cents").isNull()).alias("profit_excluded"),
+        F.min("dropoff").alias("first"), F.max("dropoff").alias("last")).collect()}
+    by_reason = {(row["stream"], row["reason"]): row["count"]
+                 for row in rejects.groupBy("stream", "reason").count().collect()}
+    summaries = []
+    for stream in range(streams):
+        row = rows.get(stream)
+        rejected = {reason: int(by_reason.get((stream, reason), 0)) for reason in REJECT_REASONS}
+        accepted = row["accepted"] if row else 0
+        summaries.append({
+            "lines_read": accepted + sum(rejected.values()),
+            "accepted": accepted,
+            "rejected": rejected,
+            "outliers": {"q1": row["q1"] if row else 0, "q2": row["q2"] if row else 0},
+            "profit_excluded": row["profit_excluded"] if row else 0,
+        })
+    bounds = {stream: (row["first"], row["last"]) for stream, row in rows.items()}
+    return summaries, bounds
 
 
-def _run_query(spark: SparkSession, trips: DataFrame, spec: QuerySpec, chunks: int,
-               folder: OutputFolder) -> dict:
-    """Recompute every instant of one query, write its file; returns its statistics."""
+def _run_query(spark: SparkSession, trips: DataFrame, spec: QuerySpec, bounds: dict[int, tuple[int, int]],
+               chunks: int, folders: Sequence[OutputFolder]) -> list[dict]:
+    """Recompute every instant of one query, write its files; returns per-stream statistics."""
     valid = trips.where(F.col(VALID_COLUMN[spec.name]).isNotNull()).select(*QUERY_COLUMNS[spec.name])
     instants = evaluation_instants(trips, valid, spec.windows_s).cache()  # used three times below
-    parts = split_into_chunks(spark, instants, valid, spec.longest_s, chunks)
-    results = (parts.instants.groupBy("chunk")
-               .cogroup(parts.trips.groupBy("chunk"))
+    parts = split_into_chunks(spark, instants, valid, bounds, spec.longest_s, chunks)
+    results = (parts.instants.groupBy("stream", "chunk")
+               .cogroup(parts.trips.groupBy("stream", "chunk"))
                .applyInPandas(chunk_function(spec), RESULT_DDL)
                .cache())
+    emitted = [0] * len(folders)
     try:
-        timings = results.select("recompute_ms", "delay_ms").toArrow()
-        emitted = 0
-        with folder.open(f"{spec.name}.csv") as handle:
-            for row in results.where(F.col("line").isNotNull()).orderBy("time", "seq").select("line").toLocalIterator():
-                handle.write(row["line"] + "\n")
-                emitted += 1
+        timings = results.select("stream", "recompute_ms", "delay_ms").toArrow()
+        with contextlib.ExitStack() as stack:
+            handles = [stack.enter_context(folder.open(f"{spec.name}.csv")) for folder in folders]
+            lines = (results.where(F.col("line").isNotNull())
+                     .orderBy("stream", "time", "seq").select("stream", "line"))
+            for row in lines.toLocalIterator():
+                handles[row["stream"]].write(row["line"] + "\n")
+                emitted[row["stream"]] += 1
     finally:
         results.unpersist()
         instants.unpersist()
-    delays = timings.column("delay_ms").drop_null().to_numpy()
-    return {
-        "emitted": emitted,
-        "delay_ms": delay_stats(delays),
-        "recompute_ms": delay_stats(timings.column("recompute_ms").to_numpy()),
-        "instants": timings.num_rows,
-    }
+    streams = timings.column("stream").to_numpy()
+    recompute = timings.column("recompute_ms").to_numpy()
+    delays = timings.column("delay_ms").to_numpy(zero_copy_only=False)
+    stats = []
+    for stream in range(len(folders)):
+        mine = streams == stream
+        stream_delays = delays[mine]
+        stats.append({
+            "emitted": emitted[stream],
+            "delay_ms": delay_stats(stream_delays[~np.isnan(stream_delays)]),
+            "recompute_ms": delay_stats(recompute[mine]),
+            "instants": int(mine.sum()),
+        })
+    return stats
 
 
-def _write_rejects(rejects: DataFrame, folder: OutputFolder) -> None:
-    with folder.open("rejects.csv") as handle:
-        handle.write(REJECTS_HEADER + "\n")
-        writer = csv.writer(handle, lineterminator="\n")
-        for row in rejects.orderBy("line_no").toLocalIterator():
-            writer.writerow((row["line_no"], row["reason"], row["raw_line"]))
+def _write_rejects(rejects: DataFrame, folders: Sequence[OutputFolder]) -> None:
+    with contextlib.ExitStack() as stack:
+        writers = []
+        for folder in folders:
+            handle = stack.enter_context(folder.open("rejects.csv"))
+            handle.write(REJECTS_HEADER + "\n")
+            writers.append(csv.writer(handle, lineterminator="\n"))
+        for row in rejects.orderBy("stream", "line_no").toLocalIterator():
+            writers[row["stream"]].writerow((row["line_no"], row["reason"], row["raw_line"]))

@@ -48,12 +48,12 @@ def main(args: argparse.Namespace) -> int:
     if not args.input.is_file():
         raise UserError(f"input file {args.input} does not exist or is not a file")
     # Imported here: starting Spark is slow, and the other commands do not need it.
-    from taxi_rsp.baseline.run import BaselineConfig, run_baseline
+    from taxi_rsp.baseline.run import BaselineSettings, run_baseline
     from taxi_rsp.baseline.session import spark_session
 
     queries = tuple(dict.fromkeys(args.queries or ["q1", "q2"]))
-    config = BaselineConfig(args.input, args.out, queries, q1_window, q2_windows, args.chunks)
-    summary = run_baseline(config, spark_session(args.master), report=print)
+    settings = BaselineSettings(queries, q1_window, q2_windows, args.chunks)
+    summary = run_baseline(args.input, args.out, settings, spark_session(args.master), report=print)
     for name in queries:
         delays = summary["recompute_ms"][name]
         print(f"  {name}: {summary['emitted'][name]:,} lines -> {args.out / (name + '.csv')}; "
