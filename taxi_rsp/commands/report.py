@@ -1,0 +1,72 @@
+"""`taxi-rsp report INPUT --out DIR`: the Table-1 report, engine vs Spark baseline."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from pathlib import Path
+
+from taxi_rsp.errors import UserError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "report",
+        help="run engine and baseline workloads and write report.md + report.html (Table 1, plots)",
+        description="Runs Individual Q1, Individual Q2 and Mixed with the engine (`taxi-rsp run`) and "
+        "the Spark baseline, checks they agree, runs the window sweep, and writes DIR/report.md and a "
+        "self-contained DIR/report.html. Run folders go to DIR/runs/{engine,baseline}/<workload>.",
+    )
+    parser.add_argument("input", type=Path, help="taxi trip CSV (DEBS 2015 format)")
+    parser.add_argument("--out", type=Path, required=True, help="report folder")
+    parser.add_argument("--sweep", default="30,60,120,240", metavar="MIN,...",
+                        help="Q1 windows of the window sweep (Q2: W/2, W); empty string: no sweep")
+    parser.add_argument("--reuse", action="store_true",
+                        help="read run folders that already hold a summary.json instead of running again")
+    parser.add_argument("--master", default="local[*]", metavar="URL", help="Spark master for the baseline")
+    parser.set_defaults(func=main)
+
+
+def _sweep(text: str) -> list[int]:
+    try:
+        windows = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise UserError("--sweep takes minute counts, e.g. 30,60,120,240") from None
+    if any(w < 2 for w in windows):
+        raise UserError("--sweep windows must be at least 2 minutes (Q2 uses W/2)")
+    return windows
+
+
+def main(args: argparse.Namespace) -> int:
+    if not args.input.is_file():
+        raise UserError(f"input file {args.input} does not exist or is not a file")
+    windows = _sweep(args.sweep)
+    from taxi_rsp.baseline.session import spark_session
+    from taxi_rsp.verify.machine import describe_machine
+    from taxi_rsp.verify.report import Context, write_report
+    from taxi_rsp.verify.workloads import engine_available, run_pair, standard_workloads, sweep_workloads
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    size = args.input.stat().st_size
+    with args.input.open("rb") as handle:
+        lines = sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
+    bytes_per_line = size / max(1, lines)
+    spark = spark_session(args.master)
+    if not engine_available():
+        print("note: `taxi-rsp run` is not available: the report shows the baseline side only")
+    runs = args.out / "runs"
+    pairs = [run_pair(args.input, runs, w, spark, bytes_per_line, args.reuse, print)
+             for w in standard_workloads()]
+    # Mixed at 30 min is the first sweep point: reuse it rather than run it twice.
+    sweep = [next(p for p in pairs if p.workload.name == "mixed") if w.q1_window == 30 and w.q2_windows == (15, 30)
+             else run_pair(args.input, runs, w, spark, bytes_per_line, args.reuse, print)
+             for w in sweep_workloads(windows)]
+    command = shlex.join(["taxi-rsp", "report", str(args.input), "--out", str(args.out), "--sweep", args.sweep])
+    context = Context(args.input, lines, describe_machine(), command)
+    for path in write_report(args.out, pairs, sweep, context):
+        print(f"wrote {path}")
+    different = [p.workload.name for p in [*pairs, *sweep] if p.identical is False]
+    if different:
+        print(f"engine and baseline DIFFER on: {', '.join(different)}")
+        return 1
+    return 0

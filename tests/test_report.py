@@ -1,0 +1,76 @@
+"""`taxi-rsp report` end to end on a small real slice: tables, figures, and the page
+rendering in headless Chromium (the plots must decode to real images)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from taxi_rsp.cli import main as cli_main
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "taxi_rsp" / "samples" / "debs2015" / "sample20d_first10004.csv"
+FIGURES = ("delay_cdf", "delay_over_stream", "throughput", "window_sweep")
+
+pytestmark = [pytest.mark.spark, pytest.mark.timeout(900)]
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory) -> Path:
+    work = tmp_path_factory.mktemp("report")
+    data = work / "slice.csv"
+    with SAMPLE.open("rb") as source:  # 400 real lines: about 25 minutes of stream
+        data.write_bytes(b"".join(source.readline() for _ in range(400)))
+    assert cli_main(["report", str(data), "--out", str(work / "out"), "--sweep", "30,60"]) == 0
+    return work / "out"
+
+
+def test_table1_and_sweep(report: Path) -> None:
+    text = (report / "report.md").read_text(encoding="utf-8")
+    assert "slice.csv` (400 lines)" in text and "Machine:" in text
+    for row in ("| q1: q1 |", "| q2: q2 |", "| mixed: q1 |", "| mixed: q2 |"):
+        line = next(l for l in text.splitlines() if l.startswith(row))
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        assert cells[-1] == "identical"
+        assert all(re.fullmatch(r"[0-9,.]+×?", c) for c in cells[1:-1]), line
+    assert "| 60 / 30–60 |" in text
+    for name in FIGURES:
+        assert (report / f"{name}.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_html_is_self_contained(report: Path) -> None:
+    page = (report / "report.html").read_text(encoding="utf-8")
+    assert page.count("src='data:image/png;base64,") == len(FIGURES)
+    assert not re.search(r"(src|href)=['\"](?!data:)", page)
+    assert page.count("slice.csv (400 lines)") >= len(FIGURES)  # every figure names data and machine
+
+
+def _chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.browser
+def test_plots_render_in_headless_chromium(report: Path, tmp_path: Path) -> None:
+    browser = _chromium()
+    if browser is None:
+        pytest.skip("chromium is not installed (apt-get install -y chromium)")
+    # A copy of the page with a probe that records each plot's decoded pixel size.
+    probe = ("<script>window.addEventListener('load',()=>{document.body.setAttribute('data-plots',"
+             "[...document.querySelectorAll('img.plot')].map(i=>i.complete?i.naturalWidth+'x'+i.naturalHeight:'0x0')"
+             ".join(' '));});</script>")
+    page = tmp_path / "probe.html"
+    page.write_text((report / "report.html").read_text(encoding="utf-8").replace("</body>", probe + "</body>"),
+                    encoding="utf-8")
+    command = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+               "--disable-component-update", "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}",
+               "--virtual-time-budget=5000", "--dump-dom", page.as_uri()]
+    dom = subprocess.run(command, capture_output=True, text=True, timeout=180).stdout
+    match = re.search(r'data-plots="([^"]*)"', dom)
+    assert match, dom[:500]
+    sizes = [tuple(int(v) for v in s.split("x")) for s in match.group(1).split()]
+    assert len(sizes) == len(FIGURES)
+    assert all(w >= 400 and h >= 200 for w, h in sizes), sizes
