@@ -100,21 +100,29 @@ def test_tiny_submissions_show_every_failure_kind(image: ImageFiles, data_slice:
 
 def test_example_submissions_on_the_real_slice(image: ImageFiles, data_slice: Path,
                                                tmp_path: Path) -> None:
-    subs = [SUBMISSIONS / "engine", SUBMISSIONS / "ascending"]
-    if command_available("baseline"):
-        subs.append(SUBMISSIONS / "baseline")
-    results = grade(image, tmp_path / "out", data_slice, *subs, timeout=1800)
+    results = grade(image, tmp_path / "out", data_slice, SUBMISSIONS / "engine",
+                    SUBMISSIONS / "ascending", timeout=900, extra=("--no-cross-check",))
 
     engine = results["taxi-rsp engine"]
     assert engine["verdict"] == "correct", engine["message"]
     assert engine["grades"]["q1"]["expected_lines"] > 0 and engine["grades"]["q2"]["expected_lines"] > 0
     assert engine["grades"]["q1"]["delay"]["p99"] is not None
-    assert engine["place"] is not None and engine["run"]["exec_seconds"] > 0
+    assert engine["place"] == 1 and engine["run"]["exec_seconds"] > 0
     wrong = results["ascending order (wrong)"]
     assert wrong["verdict"] == "incorrect"
     mismatch = wrong["grades"]["q1"]["first_mismatch"]
     assert mismatch["fields"] and mismatch["fields"][0] in ("start_cell_1", "end_cell_1")
     assert wrong["grades"]["q1"]["matched"] < wrong["grades"]["q1"]["expected_lines"]
-    if "taxi-rsp spark baseline" in results:
-        assert results["taxi-rsp spark baseline"]["verdict"] == "correct"
 
+
+@pytest.mark.skipif(not command_available("baseline"), reason="taxi-rsp baseline not installed")
+def test_spark_baseline_in_the_vm(image: ImageFiles, tmp_path: Path) -> None:
+    # Spark's JVM under TCG is two orders of magnitude slower than on the host: the
+    # 2,000-line slice did not finish in 30 min on a loaded 2-core host, so 200 lines.
+    sample = ROOT / "taxi_rsp" / "samples" / "debs2015" / "sample20d_first10004.csv"
+    data = tmp_path / "slice200.csv"
+    with sample.open("rb") as source:
+        data.write_bytes(b"".join(next(source) for _ in range(200)))
+    results = grade(image, tmp_path / "out", data, SUBMISSIONS / "baseline", timeout=3000)
+    baseline = results["taxi-rsp spark baseline"]
+    assert baseline["verdict"] == "correct", baseline["message"]
