@@ -101,6 +101,7 @@ def test_hand_built_case_with_windows(spark, tmp_path, case: str) -> None:
     _check_against_expected(tmp_path / case, case)
 
 
+@pytest.mark.slow  # the pure-Python oracle needs minutes on 10,004 lines; CI checks the engine instead
 def test_real_sample_equals_oracle(batch) -> None:
     expected = run_oracle(SAMPLE)
     out = batch["sample"]
@@ -113,6 +114,15 @@ def test_real_sample_equals_oracle(batch) -> None:
     assert summary["emitted"] == {"q1": len(expected.q1), "q2": len(expected.q2)}
     assert summary["instants"]["q1"] >= 10_004  # every arrival plus the expiry instants
     assert summary["delay_ms"]["q1"]["mean"] > 0
+
+
+def test_sample_counts(batch) -> None:
+    summary = json.loads((batch["sample"] / "summary.json").read_text())
+    assert summary["lines_read"] == summary["accepted"] == 10_004  # the real file is clean
+    assert sum(summary["rejected"].values()) == 0
+    assert 0 < summary["outliers"]["q1"] == summary["outliers"]["q2"] < 500  # zero coordinates
+    emitted = {q: len(read_output(batch["sample"] / f"{q}.csv")) for q in ("q1", "q2")}
+    assert summary["emitted"] == emitted and min(emitted.values()) > 100
 
 
 def test_engine_and_baseline_identical_on_sample(batch, tmp_path, capsys) -> None:

@@ -108,7 +108,7 @@ def make_figures(pairs: Sequence[Pair], sweep: Sequence[Pair], context: Context)
         Figure("delay_over_stream", "Delay over the stream", "Delay of every arrival-triggered output "
                "line in output order.", plots.delay_over_stream(pairs, footer)),
         Figure("throughput", "Throughput", "Left: input lines per second read by the engine process "
-               "(sampled from /proc every 0.5 s). Right: evaluation instants the baseline recomputes per "
+               "(bytes read, sampled from /proc every 0.5 s; the first samples include loading Python modules). Right: evaluation instants the baseline recomputes per "
                "second of recompute time.", plots.throughput(pairs, footer)),
     ]
     if sweep:
