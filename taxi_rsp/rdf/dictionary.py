@@ -229,7 +229,7 @@ class Dictionary:
                 return payload
             if type_code == T_DECIMAL:
                 value = Fraction(payload, DECIMAL_SCALE)
-                if len(self._decimals) >= 1 << 20:
+                if len(self._decimals) >= 1 << 16:  # ~10 MB at most
                     self._decimals.clear()
                 self._decimals[term_id] = value
                 return value
