@@ -5,8 +5,14 @@ from __future__ import annotations
 import pytest
 
 from taxi_rsp.baseline.lines import money, profitability
-from taxi_rsp.baseline.parse import (Trip, check_line, decimal_units, decode_line, format_seconds,
-                                     timestamp_seconds)
+from taxi_rsp.baseline.parse import (
+    Trip,
+    check_line,
+    decimal_units,
+    decode_line,
+    format_seconds,
+    timestamp_seconds,
+)
 from taxi_rsp.baseline.topk import Area
 
 GOOD = ("07290D3599E7A0D62097A346EFCC1FB5,E7750A37CAB07D0DFF0AF7E3573AC141,2013-01-01 00:00:00,"

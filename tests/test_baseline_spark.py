@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from oracle import run_oracle
 from outputs import compare_outputs, read_output
 from strategies import csv_files, write_csv
+
 from taxi_rsp.baseline.run import BaselineSettings, run_batch
 from taxi_rsp.baseline.session import spark_session
 from taxi_rsp.cli import main as cli_main
@@ -160,7 +160,7 @@ def test_random_streams_equal_oracle(spark, files: list[bytes]) -> None:
             expected = run_oracle(path)
             assert compare_outputs(read_output(out / "q1.csv"), expected.q1) == [], path.read_bytes()
             assert compare_outputs(read_output(out / "q2.csv"), expected.q2) == [], path.read_bytes()
-            assert [tuple([int(r[0]), *r[1:]]) for r in _rejects_rows(out / "rejects.csv")[1:]] == expected.rejects
+            assert [(int(r[0]), *r[1:]) for r in _rejects_rows(out / "rejects.csv")[1:]] == expected.rejects
             assert (summary["lines_read"], summary["accepted"], summary["rejected"], summary["outliers"],
                     summary["profit_excluded"]) == (expected.lines_read, expected.accepted, expected.rejected,
                                                     expected.outliers, expected.profit_excluded)

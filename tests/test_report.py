@@ -68,7 +68,7 @@ def test_plots_render_in_headless_chromium(report: Path, tmp_path: Path) -> None
     command = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                "--disable-component-update", "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}",
                "--virtual-time-budget=5000", "--dump-dom", page.as_uri()]
-    dom = subprocess.run(command, capture_output=True, text=True, timeout=180).stdout
+    dom = subprocess.run(command, capture_output=True, text=True, timeout=180, check=False).stdout
     match = re.search(r'data-plots="([^"]*)"', dom)
     assert match, dom[:500]
     sizes = [tuple(int(v) for v in s.split("x")) for s in match.group(1).split()]

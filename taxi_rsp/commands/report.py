@@ -44,7 +44,12 @@ def main(args: argparse.Namespace) -> int:
     from taxi_rsp.baseline.session import spark_session
     from taxi_rsp.verify.machine import describe_machine
     from taxi_rsp.verify.report import Context, write_report
-    from taxi_rsp.verify.workloads import engine_available, run_pair, standard_workloads, sweep_workloads
+    from taxi_rsp.verify.workloads import (
+        engine_available,
+        run_pair,
+        standard_workloads,
+        sweep_workloads,
+    )
 
     args.out.mkdir(parents=True, exist_ok=True)
     size = args.input.stat().st_size

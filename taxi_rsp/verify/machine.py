@@ -10,7 +10,7 @@ from pathlib import Path
 
 def _cpu_model() -> str:
     try:
-        output = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=10).stdout
+        output = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=10, check=False).stdout
     except (OSError, subprocess.SubprocessError):
         output = ""
     for line in output.splitlines():

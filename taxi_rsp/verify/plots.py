@@ -11,10 +11,10 @@ from collections.abc import Sequence
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402  (backend first)
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
 
-from taxi_rsp.verify.workloads import Pair  # noqa: E402
+from taxi_rsp.verify.workloads import Pair
 
 STYLES = {"engine": "-", "baseline": "--"}
 

@@ -14,13 +14,19 @@ import html
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from taxi_rsp.verify import plots
 from taxi_rsp.verify.workloads import Pair
 
 MISSING = "—"
+STYLE = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}"
+         "table{border-collapse:collapse;font-size:0.85em}"
+         "td,th{border:1px solid #bbb;padding:0.3em 0.5em;text-align:right}th{background:#eee}"
+         "td:first-child{text-align:left}img{max-width:100%}"
+         ".note{background:#fff3cd;padding:0.5em 1em;border-left:4px solid #d39e00}"
+         "figcaption{font-size:0.85em;color:#444}")
 
 
 @dataclass(frozen=True)
@@ -119,7 +125,7 @@ def make_figures(pairs: Sequence[Pair], sweep: Sequence[Pair], context: Context)
 
 def _git_commit() -> str:
     try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False,
                              timeout=10, cwd=Path(__file__).parent)
         return out.stdout.strip() or "unknown"
     except (OSError, subprocess.SubprocessError):
@@ -152,7 +158,7 @@ def _html_table(header: list[str], rows: list[list[str]]) -> str:
 def write_report(out: Path, pairs: Sequence[Pair], sweep: Sequence[Pair], context: Context) -> list[Path]:
     """Write report.md (figures as PNG files next to it) and a self-contained report.html."""
     figures = make_figures(pairs, sweep, context)
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     facts = [f"Data: `{context.data_file}` ({context.lines:,} lines)", f"Machine: {context.machine}",
              f"Commit: {_git_commit()}, generated {stamp}", f"Command: `{context.command}`"]
     t1 = table1_rows(pairs)
@@ -164,8 +170,8 @@ def write_report(out: Path, pairs: Sequence[Pair], sweep: Sequence[Pair], contex
     md = ["# taxi-rsp: engine vs Spark recompute baseline (Table 1)", "", *[f"* {f}" for f in facts], ""]
     md += [f"> **Note.** {n}" for n in notes] + ([""] if notes else [])
     md += ["## Table 1", "", _md_table(TABLE1_HEADER, t1), "",
-           "Speed-up = baseline / engine. The baseline recomputes every evaluation instant from the raw "
-           "window contents on Spark; its exec time includes Spark's job overheads.", ""]
+           ("Speed-up = baseline / engine. The baseline recomputes every evaluation instant from the raw "
+            "window contents on Spark; its exec time includes Spark's job overheads."), ""]
     if sw:
         md += ["## Window sweep", "", _md_table(SWEEP_HEADER, sw), ""]
     md += ["## Figures", ""]
@@ -177,11 +183,7 @@ def write_report(out: Path, pairs: Sequence[Pair], sweep: Sequence[Pair], contex
     (out / "report.md").write_text("\n".join(md), encoding="utf-8")
 
     parts = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
-             "<title>taxi-rsp report</title><style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;"
-             "padding:0 1em}table{border-collapse:collapse;font-size:0.85em}td,th{border:1px solid #bbb;"
-             "padding:0.3em 0.5em;text-align:right}th{background:#eee}td:first-child{text-align:left}"
-             "img{max-width:100%}.note{background:#fff3cd;padding:0.5em 1em;border-left:4px solid #d39e00}"
-             "figcaption{font-size:0.85em;color:#444}</style></head><body>",
+             f"<title>taxi-rsp report</title><style>{STYLE}</style></head><body>",
              "<h1>taxi-rsp: engine vs Spark recompute baseline (Table 1)</h1><ul>",
              *[f"<li>{html.escape(f)}</li>" for f in facts], "</ul>",
              *[f"<p class='note'><b>Note.</b> {html.escape(n)}</p>" for n in notes],
