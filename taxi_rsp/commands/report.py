@@ -56,7 +56,8 @@ def main(args: argparse.Namespace) -> int:
     with args.input.open("rb") as handle:
         lines = sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
     bytes_per_line = size / max(1, lines)
-    spark = spark_session(args.master)
+    def spark():  # started on first use: with --reuse and complete folders, never
+        return spark_session(args.master)
     if not engine_available():
         print("note: `taxi-rsp run` is not available: the report shows the baseline side only")
     runs = args.out / "runs"

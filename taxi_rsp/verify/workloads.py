@@ -102,14 +102,15 @@ def run_engine(input_path: Path, folder: Path, workload: Workload, bytes_per_lin
     return _load(folder, workload.queries)
 
 
-def run_baseline_workload(input_path: Path, folder: Path, workload: Workload, spark,
+def run_baseline_workload(input_path: Path, folder: Path, workload: Workload, spark: Callable[[], object],
                           reuse: bool) -> RunResult:
-    """The Spark baseline for one workload (in this process, on ``spark``)."""
+    """The Spark baseline for one workload, in this process; ``spark()`` gives the session
+    (called only when a run is needed, so a report from existing folders needs no Spark)."""
     if not (reuse and (folder / "summary.json").exists()):
         from taxi_rsp.baseline.run import BaselineSettings, run_baseline
 
         run_baseline(input_path, folder, BaselineSettings(workload.queries, workload.q1_window,
-                                                          workload.q2_windows), spark)
+                                                          workload.q2_windows), spark())
     return _load(folder, workload.queries)
 
 
@@ -132,7 +133,7 @@ class Pair:
     identical: bool | None
 
 
-def run_pair(input_path: Path, root: Path, workload: Workload, spark, bytes_per_line: float,
+def run_pair(input_path: Path, root: Path, workload: Workload, spark: Callable[[], object], bytes_per_line: float,
              reuse: bool, log: Callable[[str], None]) -> Pair:
     log(f"{workload.name}: baseline")
     baseline = run_baseline_workload(input_path, root / "baseline" / workload.name, workload, spark, reuse)
