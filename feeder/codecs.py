@@ -12,6 +12,8 @@ again each time it comes back, which is rare by nature.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.namespaces import XSD_DECIMAL, XSD_INTEGER, XSD_STRING
 from taxi_rsp.rdf.terms import DECIMAL_RE, INTEGER_RE, Literal
@@ -22,7 +24,7 @@ from feeder.validate import format_scaled, timestamp_millis, to_scaled
 CACHE_LIMIT = 1 << 17
 
 
-class _Codec:
+class _Codec(ABC):
     """A bounded memo of ``text -> result``; subclasses define :meth:`compute`."""
 
     __slots__ = ("dictionary", "cache", "limit")
@@ -42,8 +44,9 @@ class _Codec:
         self.cache[text] = result
         return result
 
+    @abstractmethod
     def compute(self, text: str):  # noqa: ANN201
-        raise NotImplementedError
+        """The result for ``text``, or None when it is not valid (each codec defines it)."""
 
 
 def decimal_id(dictionary: Dictionary, scaled: int, places: int) -> int:

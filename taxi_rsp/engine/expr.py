@@ -463,6 +463,3 @@ def _coalesce(args: list[Compiled]) -> Compiled:
 
     return evaluate
 
-
-def literal_to_value(term: Literal) -> Any:
-    return literal_value(term.lexical, term.datatype)
