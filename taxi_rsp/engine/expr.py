@@ -31,7 +31,6 @@ from taxi_rsp.rdf.terms import (
     DateTime,
     Literal,
     format_decimal,
-    literal_value,
     parse_decimal,
 )
 
