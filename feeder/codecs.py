@@ -14,12 +14,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
+from feeder.validate import format_scaled, timestamp_millis, to_scaled
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.namespaces import XSD_DECIMAL, XSD_INTEGER, XSD_STRING
 from taxi_rsp.rdf.terms import DECIMAL_RE, INTEGER_RE, Literal
 from taxi_rsp.spec import Grid
-
-from feeder.validate import format_scaled, timestamp_millis, to_scaled
 
 CACHE_LIMIT = 1 << 17
 
@@ -27,14 +26,14 @@ CACHE_LIMIT = 1 << 17
 class _Codec(ABC):
     """A bounded memo of ``text -> result``; subclasses define :meth:`compute`."""
 
-    __slots__ = ("dictionary", "cache", "limit")
+    __slots__ = ("cache", "dictionary", "limit")
 
     def __init__(self, dictionary: Dictionary, limit: int | None = None) -> None:
         self.dictionary = dictionary
         self.cache: dict[str, object] = {}
         self.limit = CACHE_LIMIT if limit is None else limit
 
-    def miss(self, text: str):  # noqa: ANN201 - the subclass decides the result type
+    def miss(self, text: str):
         """Compute the result of ``text`` and remember it if it is valid."""
         result = self.compute(text)
         if result is None:
@@ -45,7 +44,7 @@ class _Codec(ABC):
         return result
 
     @abstractmethod
-    def compute(self, text: str):  # noqa: ANN201
+    def compute(self, text: str):
         """The result for ``text``, or None when it is not valid (each codec defines it)."""
 
 
