@@ -2,7 +2,9 @@
 
 One place decides how Spark is started: the driver bound to the loopback address,
 UTC, quiet logs, few shuffle partitions (the inputs of a run are small tables), and
-the Python workers running this interpreter. Java is found here too, because a fresh
+the Python workers running this interpreter. On a cluster (``--master spark://…``) the
+executors get this package as a zip; the input path must be readable by them too
+(shared storage) and their Python needs numpy, pandas and pyarrow. Java is found here too, because a fresh
 machine often has ``java`` on PATH but no ``JAVA_HOME``.
 """
 
@@ -70,4 +72,20 @@ def spark_session(master: str = DEFAULT_MASTER, app_name: str = "taxi-rsp-baseli
     except Exception as exc:  # the JVM failed to start: report why in one line
         raise UserError(f"could not start Spark ({master}): {str(exc).splitlines()[0]}; {JAVA_FIX}") from exc
     session.sparkContext.setLogLevel("ERROR")
+    if not master.startswith("local"):
+        # Cluster executors run the checks and recomputes: ship them this package.
+        session.sparkContext.addPyFile(str(_package_zip()))
     return session
+
+
+def _package_zip() -> Path:
+    """A zip of the installed ``taxi_rsp`` package, for executors of a remote cluster."""
+    import tempfile
+    import zipfile
+
+    package = Path(__file__).resolve().parents[1]
+    target = Path(tempfile.mkdtemp(prefix="taxi-rsp-")) / "taxi_rsp.zip"
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in package.rglob("*.py"):
+            archive.write(path, path.relative_to(package.parent))
+    return target
