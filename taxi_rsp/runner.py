@@ -27,7 +27,15 @@ from listener import (
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.errors import UserError
 
-QUERIES_DIR = Path(__file__).resolve().parents[1] / "queries"
+def _queries_dir() -> Path:
+    """``queries/`` of the source tree (editable install), else the installed copy."""
+    source = Path(__file__).resolve().parents[1] / "queries"
+    if source.is_dir():
+        return source
+    return Path(sys.prefix) / "share" / "taxi-rsp" / "queries"
+
+
+QUERIES_DIR = _queries_dir()
 _LISTENER_PRAGMA = re.compile(r"^#\s*@listener\s+(\S+)\s*$", re.MULTILINE)
 
 
