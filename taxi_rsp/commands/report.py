@@ -21,6 +21,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", type=Path, required=True, help="report folder")
     parser.add_argument("--sweep", default="30,60,120,240", metavar="MIN,...",
                         help="Q1 windows of the window sweep (Q2: W/2, W); empty string: no sweep")
+    parser.add_argument("--workloads", default="q1,q2,mixed", metavar="NAME,...",
+                        help="which of q1, q2, mixed to run (default all three; the sweep adds Mixed runs)")
     parser.add_argument("--reuse", action="store_true",
                         help="read run folders that already hold a summary.json instead of running again")
     parser.add_argument("--master", default="local[*]", metavar="URL", help="Spark master for the baseline")
@@ -41,15 +43,21 @@ def main(args: argparse.Namespace) -> int:
     if not args.input.is_file():
         raise UserError(f"input file {args.input} does not exist or is not a file")
     windows = _sweep(args.sweep)
-    from taxi_rsp.baseline.session import spark_session
-    from taxi_rsp.verify.machine import describe_machine
-    from taxi_rsp.verify.report import Context, write_report
+    # Imported here: numpy, matplotlib and Spark are not needed by the other commands.
     from taxi_rsp.verify.workloads import (
         engine_available,
         run_pair,
         standard_workloads,
         sweep_workloads,
     )
+
+    chosen = [name.strip() for name in args.workloads.split(",") if name.strip()]
+    known = {w.name for w in standard_workloads()}
+    if not chosen or set(chosen) - known:
+        raise UserError(f"--workloads takes names among {', '.join(sorted(known))}")
+    from taxi_rsp.baseline.session import spark_session
+    from taxi_rsp.verify.machine import describe_machine
+    from taxi_rsp.verify.report import Context, write_report
 
     args.out.mkdir(parents=True, exist_ok=True)
     size = args.input.stat().st_size
@@ -62,12 +70,14 @@ def main(args: argparse.Namespace) -> int:
         print("note: `taxi-rsp run` is not available: the report shows the baseline side only")
     runs = args.out / "runs"
     pairs = [run_pair(args.input, runs, w, spark, bytes_per_line, args.reuse, print)
-             for w in standard_workloads()]
+             for w in standard_workloads() if w.name in chosen]
+    mixed = next((p for p in pairs if p.workload.name == "mixed"), None)
     # Mixed at 30 min is the first sweep point: reuse it rather than run it twice.
-    sweep = [next(p for p in pairs if p.workload.name == "mixed") if w.q1_window == 30 and w.q2_windows == (15, 30)
+    sweep = [mixed if mixed and w.q1_window == 30 and w.q2_windows == (15, 30)
              else run_pair(args.input, runs, w, spark, bytes_per_line, args.reuse, print)
              for w in sweep_workloads(windows)]
-    command = shlex.join(["taxi-rsp", "report", str(args.input), "--out", str(args.out), "--sweep", args.sweep])
+    command = shlex.join(["taxi-rsp", "report", str(args.input), "--out", str(args.out), "--sweep", args.sweep,
+                          "--workloads", args.workloads])
     context = Context(args.input, lines, describe_machine(), command)
     for path in write_report(args.out, pairs, sweep, context):
         print(f"wrote {path}")

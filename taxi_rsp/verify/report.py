@@ -134,7 +134,7 @@ def _git_commit() -> str:
 
 def _notes(pairs: Sequence[Pair]) -> list[str]:
     notes = []
-    if any(p.engine is None for p in pairs):
+    if pairs and all(p.engine is None for p in pairs):
         notes.append("The engine side is missing: this installation has no `taxi-rsp run`; only the "
                      "baseline was run and no speed-up can be given.")
     if any(p.identical is False for p in pairs):
