@@ -40,6 +40,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UserError as exc:
         print(f"taxi-rsp {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # e.g. `taxi-rsp run ... | head`: the reader left, not an error
+        sys.stderr.close()
+        return 0
     except KeyboardInterrupt:
         print(f"taxi-rsp {args.command}: interrupted", file=sys.stderr)
         return 130

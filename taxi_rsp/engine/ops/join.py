@@ -52,25 +52,23 @@ class JoinOp(Operator):
         return index.probe_with_wildcards(key)
 
     def push_left(self, deltas: list[Delta]) -> None:
-        out: list[Delta] = []
-        merge = self._merge
-        for row, mult in deltas:
-            key = self._left_key(row)
-            for other, count in self._candidates(self._right, key):
-                if self._compatible(row, other):
-                    out.append((merge(row, other), mult * count))
-            self._left.add(key, row, mult)
-        self.emit(out)
+        self._push(deltas, from_left=True)
 
     def push_right(self, deltas: list[Delta]) -> None:
+        self._push(deltas, from_left=False)
+
+    def _push(self, deltas: list[Delta], from_left: bool) -> None:
+        """Probe the other side's index, emit merged rows, then index the row itself."""
+        own, other_index = (self._left, self._right) if from_left else (self._right, self._left)
+        own_key = self._left_key if from_left else self._right_key
         out: list[Delta] = []
-        merge = self._merge
         for row, mult in deltas:
-            key = self._right_key(row)
-            for other, count in self._candidates(self._left, key):
-                if self._compatible(other, row):
-                    out.append((merge(other, row), mult * count))
-            self._right.add(key, row, mult)
+            key = own_key(row)
+            for other, count in self._candidates(other_index, key):
+                lrow, rrow = (row, other) if from_left else (other, row)
+                if self._compatible(lrow, rrow):
+                    out.append((self._merge(lrow, rrow), mult * count))
+            own.add(key, row, mult)
         self.emit(out)
 
     def state_size(self) -> int:

@@ -19,13 +19,11 @@ Kinds (CQELS-QL ``[...]``):
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
 
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.match import BGPMatcher, TripleIndex
+from taxi_rsp.engine.ops.stateless import Step
 from taxi_rsp.lang.ast import WindowSpec
-
-Step = Callable[[Row], Row | None]
 
 
 class WindowScan(Operator):
