@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import csv
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TextIO
 
@@ -47,12 +47,23 @@ class Feeder:
         dictionary: Dictionary,
         rejects: TextIO | None = None,
         stream_iri: str = STREAMS + "trips",
+        *,
+        first_line: int = 1,
+        latest_dropoff: int | None = None,
+        lines: Iterable[bytes] | None = None,
     ) -> None:
+        """``first_line``, ``latest_dropoff`` and ``lines`` feed a slice of a larger file
+        exactly as a sequential pass would see it (time-partitioned runs, taxi_rsp.scaleout):
+        the slice's raw lines (instead of reading ``path``), the global number of its first
+        line (= seq) and the latest accepted drop-off in ms before it (out-of-order check)."""
         self.path = Path(path)
         self.dictionary = dictionary
         self.stats = FeedStats()
         self.stream = dictionary.encode(IRI(stream_iri))
         self._started = False
+        self._first_line = first_line
+        self._latest_start = -(1 << 62) if latest_dropoff is None else latest_dropoff
+        self._lines = lines
         self._rejects = self._rejects_quoted = None
         if rejects is not None:
             rejects.write(REJECTS_HEADER + "\n")
@@ -99,6 +110,9 @@ class Feeder:
         return self._read()
 
     def _read(self) -> Iterator[GraphEvent]:
+        if self._lines is not None:
+            yield from self._events(self._lines)
+            return
         try:
             handle = self.path.open("rb")
         except OSError as exc:
@@ -126,12 +140,13 @@ class Feeder:
         type_p, trip_class = self._type
         trip_id, graph_id, integer_id = self._trip_id, self._graph_id, self._integer_id
         stream = self.stream
-        latest = -(1 << 62)  # the latest accepted drop-off, in ms
+        latest = self._latest_start  # the latest accepted drop-off, in ms
         accepted = 0
         # Binary iteration splits on b"\n" only; a last line without LF is still a line.
-        for line_no, raw in enumerate(handle, 1):
+        skipped = self._first_line - 1
+        for line_no, raw in enumerate(handle, self._first_line):
             read_ns = perf()
-            stats.lines_read = line_no
+            stats.lines_read = line_no - skipped
             text = decode(raw, "utf-8", "replace")
             fields = text.split(",")  # the line end stays in the 17th field, never read
             if len(fields) != FIELD_COUNT:
