@@ -17,7 +17,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Feed INPUT through the CQELS engine; writes DIR/<query>.csv, DIR/rejects.csv and "
         "DIR/summary.json (written last, so its presence marks a complete run).",
     )
-    parser.add_argument("input", type=Path, help="taxi trip CSV (DEBS 2015 format)")
+    parser.add_argument("input", type=Path, nargs="?", help="taxi trip CSV (DEBS 2015 format)")
+    parser.add_argument("--stream", type=Path, metavar="FILE",
+                        help="an RDF stream instead of INPUT: .nq (one named graph per event) or .tnt "
+                        "(timestamped N-Triples); see taxi_rsp.rdfstream")
+    parser.add_argument("--stream-iri", metavar="IRI", help="the stream IRI of --stream (default: the one the queries read)")
+    parser.add_argument("--format", choices=("csv", "json"), default="csv",
+                        help="SELECT results of --stream runs: csv, or json (SPARQL 1.1 JSON results per line)")
     parser.add_argument("--out", type=Path, required=True, help="output folder")
     parser.add_argument("--query", action="append", dest="queries", metavar="NAME_OR_PATH",
                         help="query name in queries/ (q1, q2) or a .cqels file; repeat for several (default q1)")
@@ -56,6 +62,14 @@ def parse_params(args: argparse.Namespace) -> dict[str, dict[str, str]]:
 
 
 def main(args: argparse.Namespace) -> int:
+    if (args.input is None) == (args.stream is None):
+        raise UserError("give exactly one of INPUT (a taxi CSV) and --stream FILE (an RDF stream)")
+    if args.stream is not None:
+        from taxi_rsp.rdfstream.run import main as run_stream_main
+
+        return run_stream_main(args, parse_params(args))
+    if args.format != "csv" or args.stream_iri is not None:
+        raise UserError("--format and --stream-iri apply to --stream runs only")
     config = RunConfig(
         input=args.input,
         out=args.out,
