@@ -35,6 +35,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="static RDF dataset to load (.nt, .ttl, .nq, ...)")
     parser.add_argument("--explain", action="store_true", help="print the query plans before running")
     parser.add_argument("--no-progress", action="store_true", help="no progress line on a terminal")
+    parser.add_argument("--spark", action="store_true",
+                        help="run time-partitioned on Spark (same results; see docs/scaling.md)")
+    parser.add_argument("--master", metavar="URL", help="Spark master with --spark (default local[*])")
+    parser.add_argument("--partitions", type=int, metavar="N",
+                        help="time chunks with --spark (default: Spark's default parallelism)")
     parser.set_defaults(func=main)
 
 
@@ -79,7 +84,14 @@ def main(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         explain=args.explain,
     )
-    summary = run(config, report=print)
+    if args.spark:
+        from taxi_rsp.scaleout import run_spark  # imported here: Spark is slow to load
+
+        summary = run_spark(config, master=args.master or "local[*]", partitions=args.partitions, report=print)
+    elif args.master is not None or args.partitions is not None:
+        raise UserError("--master and --partitions need --spark")
+    else:
+        summary = run(config, report=print)
     rejected = sum(summary["rejected"].values())
     print(f"read {summary['lines_read']:,} lines: {summary['accepted']:,} accepted, {rejected:,} rejected "
           f"in {summary['exec_seconds']:.2f} s ({summary['events_per_second'] or 0:,.0f} events/s)")
