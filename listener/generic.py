@@ -22,6 +22,13 @@ def _lexical(term: object) -> str:
     return str(term)
 
 
+def _instant(time: int) -> str:
+    """``YYYY-MM-DD HH:MM:SS``, with ``.mmm`` when the instant is not a whole second
+    (RDF streams such as the ISWC RFID stream have millisecond timestamps)."""
+    text = timestamp(time)
+    return text if time % 1000 == 0 else f"{text}.{time % 1000:03d}"
+
+
 class CsvResultWriter:
     """SELECT results as CSV: ``time,trigger,change,rank,<variables...>``.
 
@@ -36,7 +43,7 @@ class CsvResultWriter:
         self.emitted = 0
 
     def __call__(self, output: QueryOutput) -> None:
-        when = timestamp(output.trigger.time)
+        when = _instant(output.trigger.time)
         trigger = "expiry" if output.trigger.is_expiry else f"event:{output.trigger.event.seq}"
         if self.ordered:
             rows = output.terms()
