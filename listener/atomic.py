@@ -2,15 +2,63 @@
 
 A run that dies half-way leaves only ``.*.partial`` files, never a file that looks like
 a complete result; ``summary.json`` is renamed last, so its presence marks a complete run.
+A write that fails (full disk, file size limit, I/O error) raises :class:`OutputError`,
+a :class:`UserError` naming the file and the reason, so the CLI prints one line.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 from pathlib import Path
 from typing import TextIO
 
 from taxi_rsp.errors import UserError
+
+
+class OutputError(UserError):
+    """Writing an output file failed; the run's partial files are removed."""
+
+
+class _OutputFile(io.TextIOWrapper):
+    """A text file whose write errors name the output they were meant for."""
+
+    def __init__(self, path: Path, final: Path) -> None:
+        super().__init__(path.open("wb"), encoding="utf-8", newline="")
+        self.final = final
+
+    def _failed(self, exc: OSError) -> OutputError:
+        return OutputError(f"cannot write {self.final}: {exc.strerror or exc} "
+                           "(free some space or choose another output folder)")
+
+    def write(self, text: str) -> int:
+        try:
+            return super().write(text)
+        except OSError as exc:
+            raise self._failed(exc) from exc
+
+    def flush(self) -> None:
+        try:
+            super().flush()
+        except OSError as exc:
+            raise self._failed(exc) from exc
+
+    def sync(self) -> None:
+        """Flush to the disk: a full disk may only show up here (delayed allocation)."""
+        self.flush()
+        try:
+            os.fsync(self.fileno())
+        except OSError as exc:
+            raise self._failed(exc) from exc
+
+    def discard(self) -> None:
+        """Close without caring whether the buffered text still fits anywhere."""
+        with contextlib.suppress(OSError, OutputError):
+            self.close()
+        if not self.closed:  # close() flushes first; after a failed flush, close the raw file
+            with contextlib.suppress(OSError):
+                self.buffer.raw.close()
 
 
 class AtomicOutputs:
@@ -22,35 +70,59 @@ class AtomicOutputs:
             raise UserError(f"cannot create output folder {directory}: {exc.strerror}") from None
         if not os.access(directory, os.W_OK):
             raise UserError(f"output folder {directory} is not writable")
-        self._open: dict[str, TextIO] = {}
+        self._open: dict[str, _OutputFile] = {}
+        self._renamed: list[Path] = []
 
     def partial_path(self, name: str) -> Path:
         return self.directory / f".{name}.partial"
 
     def open(self, name: str) -> TextIO:
         """A text file that becomes ``directory/name`` on :meth:`commit`."""
-        # A previous complete result in the folder is invalid from now on.
-        (self.directory / "summary.json").unlink(missing_ok=True)
-        handle = self.partial_path(name).open("w", encoding="utf-8", newline="")
+        # A previous result in the folder is invalid from now on: its summary goes, and
+        # so does the old file of this name (it would pair with no summary).
+        final = self.directory / name
+        try:
+            (self.directory / "summary.json").unlink(missing_ok=True)
+            final.unlink(missing_ok=True)
+            handle = _OutputFile(self.partial_path(name), final)
+        except OSError as exc:
+            raise OutputError(f"cannot write {final}: {exc.strerror or exc}") from exc
         self._open[name] = handle
         return handle
 
     def commit(self, summary_name: str | None = None, summary_text: str | None = None) -> None:
-        """Close and rename every file, then write the summary last."""
-        for name, handle in self._open.items():
-            handle.flush()
-            os.fsync(handle.fileno())
+        """Sync and close every file, write the summary, then rename: outputs first,
+        the summary last. Anything that can run out of space happens before a rename."""
+        for handle in self._open.values():
+            handle.sync()
             handle.close()
-            os.replace(self.partial_path(name), self.directory / name)
-        self._open.clear()
+        summary = None
         if summary_name is not None and summary_text is not None:
-            path = self.partial_path(summary_name)
-            path.write_text(summary_text, encoding="utf-8")
-            os.replace(path, self.directory / summary_name)
+            summary = _OutputFile(self.partial_path(summary_name), self.directory / summary_name)
+            self._open[summary_name] = summary
+            summary.write(summary_text)
+            summary.sync()
+            summary.close()
+        try:
+            for name in self._open:
+                if name != summary_name:
+                    os.replace(self.partial_path(name), self.directory / name)
+                    self._renamed.append(self.directory / name)
+            if summary is not None:
+                os.replace(self.partial_path(summary_name), self.directory / summary_name)
+        except OSError as exc:
+            raise OutputError(f"cannot rename the outputs in {self.directory}: {exc.strerror}") from exc
+        self._open.clear()
+        if summary is not None:  # complete: nothing left for abort() to take back
+            self._renamed.clear()
 
     def abort(self) -> None:
-        """Close files and remove the partial ones (used on errors and Ctrl-C)."""
+        """Close and remove this run's files (used on errors and Ctrl-C); outputs already
+        renamed by a commit that failed later are removed too: they have no summary."""
         for name, handle in self._open.items():
-            handle.close()
+            handle.discard()
             self.partial_path(name).unlink(missing_ok=True)
+        for path in self._renamed:
+            path.unlink(missing_ok=True)
         self._open.clear()
+        self._renamed.clear()

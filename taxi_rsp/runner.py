@@ -8,10 +8,13 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import resource
+import stat
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +29,8 @@ from listener import (
 )
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.errors import UserError
+from taxi_rsp.rdf.events import GraphEvent
+
 
 def _queries_dir() -> Path:
     """``queries/`` of the source tree (editable install), else the installed copy."""
@@ -68,6 +73,9 @@ def resolve_query(name_or_path: str) -> QuerySource:
     return QuerySource(path.stem, text, path)
 
 
+RSS_CHECKPOINTS = (200_000, 1_000_000, 2_000_000)
+
+
 @dataclass
 class RunConfig:
     input: Path
@@ -77,16 +85,12 @@ class RunConfig:
     static: list[Path] = field(default_factory=list)
     progress: bool = False
     explain: bool = False
+    rss_checkpoints: tuple[int, ...] = RSS_CHECKPOINTS  # line counts at which peak RSS is recorded
 
 
 def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) -> dict:
     """Run the queries over the input; returns the summary (also written as summary.json)."""
-    if not config.input.is_file():
-        raise UserError(f"input file {config.input} does not exist or is not a file")
-    try:
-        config.input.open("rb").close()
-    except OSError as exc:
-        raise UserError(f"cannot read input {config.input}: {exc.strerror}") from None
+    before = _check_input(config.input)
     sources = [resolve_query(q) for q in config.queries]
     names = [s.name for s in sources]
     if len(set(names)) != len(names):
@@ -107,19 +111,130 @@ def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) ->
                 report(query.explain())
         rejects = outputs.open("rejects.csv")
         feeder = Feeder(config.input, engine.dictionary, rejects)
+        watch = _InputWatch(feeder, config.input, config.rss_checkpoints)
         started = time.perf_counter()
         with _progress(config.progress) as tick:
-            for event in feeder:
+            for event in watch.events():
                 engine.process(event)
                 tick(feeder.stats.lines_read)
-        outputs.commit()
         exec_seconds = time.perf_counter() - started
+        _check_unchanged(config.input, before)
         summary = _summary(feeder.stats, writers, exec_seconds, engine)
+        summary["rss_mib_at_lines"] = watch.rss_at_lines
+        summary["peak_rss_mib"] = _peak_rss_mib()
+        summary["warnings"] = _warnings(engine, watch)
         outputs.commit("summary.json", json.dumps(summary, indent=2) + "\n")
         return summary
     except BaseException:
         outputs.abort()
         raise
+
+
+def _check_input(path: Path) -> os.stat_result | None:
+    """Refuse an input that cannot be read; the stat of a regular file, to notice later
+    whether it changed while it was read. FIFOs and devices (a pipe, /dev/stdin) are
+    streams: they are not opened here, which would consume or block them."""
+    try:
+        info = path.stat()
+    except OSError as exc:
+        if isinstance(exc, FileNotFoundError):
+            raise UserError(f"input file {path} does not exist") from None
+        raise UserError(f"cannot read input {path}: {exc.strerror}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise UserError(f"input {path} is a directory; give a taxi CSV file")
+    if not stat.S_ISREG(info.st_mode):
+        if not os.access(path, os.R_OK):
+            raise UserError(f"cannot read input {path}: permission denied")
+        return None
+    try:
+        path.open("rb").close()
+    except OSError as exc:
+        raise UserError(f"cannot read input {path}: {exc.strerror}") from None
+    return info
+
+
+def _check_unchanged(path: Path, before: os.stat_result | None) -> None:
+    """A file truncated, replaced or appended to during the run gives a result of no
+    well-defined input: refuse it rather than commit it."""
+    if before is None:
+        return
+    try:
+        after = path.stat()
+    except OSError as exc:
+        raise UserError(f"input {path} disappeared while it was read: {exc.strerror}") from None
+    if (after.st_ino, after.st_size, after.st_mtime_ns) != (before.st_ino, before.st_size, before.st_mtime_ns):
+        raise UserError(f"input {path} changed while it was read ({before.st_size:,} -> {after.st_size:,} "
+                        "bytes); run on a copy that nothing writes to")
+
+
+class _InputWatch:
+    """The Feeder's events, with read errors turned into one-line errors, the peak RSS
+    recorded as the line count crosses each checkpoint, and the first/last event time."""
+
+    def __init__(self, feeder: Feeder, path: Path, checkpoints: tuple[int, ...]) -> None:
+        self.feeder = feeder
+        self.path = path
+        self.checkpoints = sorted(set(checkpoints))
+        self.rss_at_lines: dict[str, float] = {}
+        self.first_time: int | None = None
+        self.last_time: int | None = None
+
+    def events(self) -> Iterator[GraphEvent]:
+        stats = self.feeder.stats
+        pending = list(self.checkpoints)
+        next_at = pending.pop(0) if pending else None
+        last = None
+        try:
+            for event in self.feeder:
+                if next_at is not None and stats.lines_read >= next_at:
+                    next_at = self._record(stats.lines_read, next_at, pending)
+                if last is None:
+                    self.first_time = event.time
+                last = event
+                yield event
+        except OSError as exc:
+            raise UserError(f"reading {self.path} failed after line {stats.lines_read:,}: "
+                            f"{exc.strerror or exc}; no result was written") from exc
+        finally:
+            self.last_time = last.time if last is not None else None
+        if next_at is not None and stats.lines_read >= next_at:  # crossed by rejected lines at the end
+            self._record(stats.lines_read, next_at, pending)
+
+    def _record(self, lines: int, next_at: int, pending: list[int]) -> int | None:
+        """Record every checkpoint up to ``lines``; the next one still ahead."""
+        rss = _peak_rss_mib()
+        while next_at is not None and lines >= next_at:
+            self.rss_at_lines[str(next_at)] = rss
+            next_at = pending.pop(0) if pending else None
+        return next_at
+
+
+def _peak_rss_mib() -> float:
+    """Peak resident set size of this process so far (ru_maxrss is in KiB on Linux)."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def _warnings(engine: Engine, watch: _InputWatch) -> list[str]:
+    """Runs that are complete and correct per SPEC but rarely what was meant: no trip
+    accepted, or a time window longer than the data, which never drops a trip (its
+    result is a running total). See docs/semantics.md."""
+    stats = watch.feeder.stats
+    if watch.first_time is None or watch.last_time is None:
+        what = "the input is empty" if stats.lines_read == 0 else "no line was accepted (see rejects.csv)"
+        return [f"{what}: no trip reached the queries"]
+    span_ms = watch.last_time - watch.first_time
+    warnings = []
+    for query in engine.queries:
+        longer = sorted({w.spec.range_ms for w in query.physical.windows
+                         if w.spec.kind == "RANGE" and w.spec.range_ms > span_ms})
+        if longer:
+            warnings.append(f"{query.name}: window {', '.join(_minutes(r) for r in longer)} is longer than the "
+                            f"data ({_minutes(span_ms)} of drop-offs): no trip ever left it")
+    return warnings
+
+
+def _minutes(ms: int) -> str:
+    return f"{ms / 60_000:g} min"
 
 
 def _writer_for(source: QuerySource, query, outputs: AtomicOutputs):
