@@ -12,7 +12,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import pkgutil
+import signal
 import sys
+import traceback
 from collections.abc import Sequence
 
 from taxi_rsp import __version__, commands
@@ -25,6 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="CQELS RDF stream processing for the DEBS 2015 taxi challenge.",
     )
     parser.add_argument("--version", action="version", version=f"taxi-rsp {__version__}")
+    parser.add_argument("--debug", action="store_true",
+                        help="on an error, show the Python traceback after the one-line message")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
         module = importlib.import_module(f"{commands.__name__}.{info.name}")
@@ -35,17 +39,31 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    # Over a file size limit (ulimit -f) the kernel would kill us with SIGXFSZ and leave
+    # partial files; ignored, the write fails with EFBIG and is reported like a full disk.
+    if hasattr(signal, "SIGXFSZ"):
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     try:
         return int(args.func(args) or 0)
     except UserError as exc:
-        print(f"taxi-rsp {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+        return _error(args, str(exc))
     except BrokenPipeError:  # e.g. `taxi-rsp run ... | head`: the reader left, not an error
         sys.stderr.close()
         return 0
+    except OSError as exc:  # the environment failed us (disk, permissions, I/O): not a bug to trace
+        where = f" ({exc.filename})" if exc.filename else ""
+        return _error(args, f"{exc.strerror or exc}{where}")
     except KeyboardInterrupt:
         print(f"taxi-rsp {args.command}: interrupted", file=sys.stderr)
         return 130
+
+
+def _error(args: argparse.Namespace, message: str) -> int:
+    """One line a person can act on (exit code 2); ``--debug`` adds the traceback."""
+    if args.debug:
+        traceback.print_exc()
+    print(f"taxi-rsp {args.command}: error: {message}", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":  # pragma: no cover
