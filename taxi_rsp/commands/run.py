@@ -35,6 +35,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="static RDF dataset to load (.nt, .ttl, .nq, ...)")
     parser.add_argument("--explain", action="store_true", help="print the query plans before running")
     parser.add_argument("--no-progress", action="store_true", help="no progress line on a terminal")
+    parser.add_argument("--rss-at", default="200000,1000000,2000000", metavar="LINES,...",
+                        help="line counts at which summary.json records the peak RSS (rss_mib_at_lines)")
     parser.add_argument("--spark", action="store_true",
                         help="run time-partitioned on Spark (same results; see docs/scaling.md)")
     parser.add_argument("--master", metavar="URL", help="Spark master with --spark (default local[*])")
@@ -66,6 +68,16 @@ def parse_params(args: argparse.Namespace) -> dict[str, dict[str, str]]:
     return params
 
 
+def parse_line_counts(text: str) -> tuple[int, ...]:
+    try:
+        counts = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise UserError(f"--rss-at {text!r}: give line counts such as 200000,1000000") from None
+    if any(count <= 0 for count in counts):
+        raise UserError("--rss-at line counts must be positive")
+    return counts
+
+
 def main(args: argparse.Namespace) -> int:
     if (args.input is None) == (args.stream is None):
         raise UserError("give exactly one of INPUT (a taxi CSV) and --stream FILE (an RDF stream)")
@@ -83,6 +95,7 @@ def main(args: argparse.Namespace) -> int:
         static=args.static,
         progress=not args.no_progress,
         explain=args.explain,
+        rss_checkpoints=parse_line_counts(args.rss_at),
     )
     if args.spark:
         from taxi_rsp.scaleout import run_spark  # imported here: Spark is slow to load
@@ -100,4 +113,6 @@ def main(args: argparse.Namespace) -> int:
         delay_text = f", delay mean {delays['mean']:.3f} ms p99 {delays['p99']:.3f} ms" if delays["mean"] is not None else ""
         print(f"  {name}: {count:,} lines -> {args.out / (name + '.csv')}{delay_text}")
     print(f"  rejects -> {args.out / 'rejects.csv'}; summary -> {args.out / 'summary.json'}", file=sys.stdout)
+    for warning in summary.get("warnings", []):
+        print(f"taxi-rsp run: warning: {warning}", file=sys.stderr)
     return 0
