@@ -47,6 +47,10 @@ def main(args: argparse.Namespace) -> int:
         raise UserError("--chunks must be 0 (automatic) or positive")
     if not args.input.is_file():
         raise UserError(f"input file {args.input} does not exist or is not a file")
+    try:  # checked here: Spark would fail on it later, with a Java stack trace
+        args.input.open("rb").close()
+    except OSError as exc:
+        raise UserError(f"cannot read input {args.input}: {exc.strerror}") from None
     # Imported here: starting Spark is slow, and the other commands do not need it.
     from taxi_rsp.baseline.run import BaselineSettings, run_baseline
     from taxi_rsp.baseline.session import spark_session
