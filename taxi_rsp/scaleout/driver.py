@@ -13,8 +13,9 @@ import json
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from listener import AtomicOutputs
 from taxi_rsp.baseline.session import DEFAULT_MASTER, spark_session
@@ -24,8 +25,23 @@ from taxi_rsp.scaleout.chunk import run_chunk
 from taxi_rsp.scaleout.job import Job, build_engine, longest_window_ms
 from taxi_rsp.scaleout.merge import chunk_figures, concatenate, merge_summaries
 from taxi_rsp.scaleout.plan import plan_chunks
-from taxi_rsp.scaleout.scan import scan_range
-from taxi_rsp.scaleout.slices import split_ranges
+from taxi_rsp.scaleout.scan import CHECKPOINT_SPACING, scan_range
+from taxi_rsp.scaleout.slices import ranges_at_lines, split_ranges
+
+# Applies a function to every item, in parallel or not, and returns the results in order.
+Mapper = Callable[[Callable[[Any], Any], list], list]
+
+
+def local_map(function: Callable[[Any], Any], items: list) -> list:
+    """The in-process mapper (tests, and a reference for the Spark one)."""
+    return [function(item) for item in items]
+
+
+def spark_map(context) -> Mapper:
+    """A mapper running one Spark task per item."""
+    def apply(function: Callable[[Any], Any], items: list) -> list:
+        return context.parallelize(items, max(1, len(items))).map(function).collect()
+    return apply
 
 
 def _check_input(path: Path) -> None:
@@ -38,13 +54,29 @@ def _check_input(path: Path) -> None:
 
 
 def run_spark(config: RunConfig, master: str = DEFAULT_MASTER, partitions: int | None = None,
-              report: Callable[[str], None] = lambda line: None) -> dict:
+              report: Callable[[str], None] = lambda line: None, cut_lines: Sequence[int] | None = None) -> dict:
     """Run the queries of ``config`` time-partitioned on Spark; returns the summary
     (also written as summary.json). ``partitions``: chunk count (default: Spark's
-    default parallelism)."""
+    default parallelism); ``cut_lines``: chunk first lines instead (tests)."""
     _check_input(config.input)
     if partitions is not None and partitions < 1:
         raise UserError("--partitions must be a positive number")
+    Job.from_config(config)  # bad queries fail before Spark starts
+    started = time.perf_counter()
+    context = spark_session(master, app_name="taxi-rsp-scaleout").sparkContext
+    spark_start = time.perf_counter() - started
+    return run_partitioned(config, spark_map(context), partitions or context.defaultParallelism, report,
+                           cut_lines, {"master": master, "spark_start_seconds": round(spark_start, 3)})
+
+
+def run_partitioned(config: RunConfig, mapper: Mapper, chunks: int,
+                    report: Callable[[str], None] = lambda line: None,
+                    cut_lines: Sequence[int] | None = None, figures: dict | None = None,
+                    checkpoint_spacing: int = CHECKPOINT_SPACING) -> dict:
+    """The time-partitioned run with any ``mapper`` (Spark's or :func:`local_map`);
+    ``figures`` are added to the summary's ``scaleout`` section; checkpoints (possible
+    warm-up starts) are about ``checkpoint_spacing`` bytes apart."""
+    _check_input(config.input)
     job = Job.from_config(config)
     names: list[str] = []
     probe, _ = build_engine(job, lambda name: names.append(name) or io.StringIO())  # checks the queries
@@ -57,17 +89,15 @@ def run_spark(config: RunConfig, master: str = DEFAULT_MASTER, partitions: int |
     parts = Path(tempfile.mkdtemp(prefix=".scaleout-", dir=config.out))
     try:
         handles = {name: outputs.open(name) for name in [*names, "rejects.csv"]}
-        spark_started = time.perf_counter()
-        context = spark_session(master, app_name="taxi-rsp-scaleout").sparkContext
         started = time.perf_counter()
-        count = partitions or context.defaultParallelism
         path = str(config.input)
-        ranges = split_ranges(config.input, count)
-        scans = context.parallelize(ranges, len(ranges)).map(lambda r: scan_range(path, *r)).collect()
+        ranges = (ranges_at_lines(config.input, list(cut_lines)) if cut_lines is not None
+                  else split_ranges(config.input, chunks))
+        scans = mapper(lambda r: scan_range(path, *r, checkpoint_spacing), ranges)
         tasks = plan_chunks(scans, longest)
         scanned = time.perf_counter()
         folder = str(parts)
-        results = context.parallelize(tasks, len(tasks)).map(lambda t: run_chunk(job, t, folder)).collect()
+        results = mapper(lambda t: run_chunk(job, t, folder), tasks)
         replayed = time.perf_counter()
         for name, handle in handles.items():
             concatenate(results, parts, name, handle)
@@ -78,10 +108,9 @@ def run_spark(config: RunConfig, master: str = DEFAULT_MASTER, partitions: int |
             raise RuntimeError(f"chunks read {summary['lines_read']} lines, the scan counted "
                                f"{sum(s.lines for s in scans)}")
         summary["scaleout"] = {
-            "master": master,
+            **(figures or {}),
             "chunks": len(tasks),
             "longest_window_ms": longest,
-            "spark_start_seconds": round(started - spark_started, 3),
             "scan_seconds": round(scanned - started, 3),
             "replay_seconds": round(replayed - scanned, 3),
             "concat_seconds": round(finished - replayed, 3),

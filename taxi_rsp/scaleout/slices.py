@@ -60,3 +60,32 @@ class LineReader:
                 remaining -= len(raw)
                 if remaining <= 0:
                     return
+
+
+def ranges_at_lines(path: Path, first_lines: list[int]) -> list[tuple[int, int]]:
+    """Byte ranges starting at the given 1-based line numbers (and at line 1), for
+    chunk boundaries chosen by line rather than by size; lines past the end are ignored.
+
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "f.csv"
+    >>> _ = path.write_bytes(b"aa\\nbbbb\\ncc")
+    >>> ranges_at_lines(path, [3, 2, 9])
+    [(0, 3), (3, 8), (8, 10)]
+    """
+    wanted = sorted({n for n in first_lines if n > 1})
+    size = path.stat().st_size
+    starts = [0]
+    with path.open("rb") as handle:
+        line_no, offset = 1, 0
+        for raw in handle:
+            line_no += 1
+            offset += len(raw)
+            if offset >= size:
+                break
+            if wanted and line_no == wanted[0]:
+                starts.append(offset)
+                wanted.pop(0)
+                if not wanted:
+                    break
+    bounds = [*starts, size]
+    return [(a, b) for a, b in zip(bounds, bounds[1:])]
