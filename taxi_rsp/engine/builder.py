@@ -18,6 +18,7 @@ from taxi_rsp.engine.ops.group import GroupOp
 from taxi_rsp.engine.ops.join import JoinOp
 from taxi_rsp.engine.ops.match import BGPMatcher
 from taxi_rsp.engine.ops.minus import AntiJoinOp, LeftJoinOp, SemiJoinOp
+from taxi_rsp.engine.ops.mjoin import build_multijoin
 from taxi_rsp.engine.ops.stateless import (
     MapOp,
     UnionOp,
@@ -28,6 +29,7 @@ from taxi_rsp.engine.ops.stateless import (
 from taxi_rsp.engine.ops.tma import TmaTopKOp, monotonicity
 from taxi_rsp.engine.ops.topk import TopKOp
 from taxi_rsp.engine.ops.window import WindowScan
+from taxi_rsp.engine.pipeline import PipelineRegistry
 from taxi_rsp.engine.static import StaticStore
 from taxi_rsp.lang import ast
 from taxi_rsp.rdf.dictionary import Dictionary
@@ -59,9 +61,12 @@ class PhysicalPlan:
 
 
 class PlanBuilder:
-    def __init__(self, dictionary: Dictionary, static: StaticStore, top_k: str = "auto") -> None:
-        """``top_k``: "auto" (TMA when the ORDER BY score is monotone), "sorted" or "tma"."""
+    def __init__(self, dictionary: Dictionary, static: StaticStore, top_k: str = "auto",
+                 pipelines: PipelineRegistry | None = None) -> None:
+        """``top_k``: "auto" (TMA when the ORDER BY score is monotone), "sorted" or "tma";
+        ``pipelines``: the engine's shared per-event pipelines (a private one if None)."""
         self.top_k = top_k
+        self.pipelines = pipelines or PipelineRegistry(dictionary)
         self.dictionary = dictionary
         self.static = static
         self.windows: list[WindowScan] = []
@@ -84,10 +89,13 @@ class PlanBuilder:
         else:
             top = self.build(root)
             projection = tuple(range(len(top.schema)))
+        self._share_windows()
         return PhysicalPlan(top, self.windows, self.operators, self.sources, ordered, projection)
 
     # -- one method per plan node ----------------------------------------------------
     def build(self, node: P.PlanNode) -> Operator:
+        if isinstance(node, (P.Join, P.Filter)) and (multi := build_multijoin(self, node)) is not None:
+            return multi  # a join of >= 3 inputs with a stream: one adaptively routed operator
         match node:
             case P.Scan():
                 return self._scan(node)
@@ -99,17 +107,19 @@ class PlanBuilder:
             case P.Filter():
                 child = self.build(node.child)
                 step = filter_step(self._compile(node.expr, child.schema))
-                return self._stateless(child, step, child.schema, "Filter")
+                return self._stateless(child, step, child.schema, "Filter", ("filter", node.expr))
             case P.Extend():
                 child = self.build(node.child)
                 step = extend_step(self._compile(node.expr, child.schema), self.dictionary)
-                return self._stateless(child, step, child.schema + (node.var,), f"Extend ?{node.var}")
+                return self._stateless(child, step, child.schema + (node.var,), f"Extend ?{node.var}",
+                                       ("extend", node.var, node.expr))
             case P.Project():
                 child = self.build(node.child)
                 positions = tuple(child.schema.index(v) if v in child.schema else None for v in node.vars)
                 if positions == tuple(range(len(child.schema))):
                     return child
-                return self._stateless(child, project_step(positions), node.vars, "Project")
+                return self._stateless(child, project_step(positions), node.vars, "Project",
+                                       ("project", positions, node.vars))
             case P.Join():
                 left, right = self.build(node.left), self.build(node.right)
                 op = self._add(JoinOp(left.schema, right.schema))
@@ -169,9 +179,25 @@ class PlanBuilder:
         self.windows.append(window)
         return window
 
-    def _stateless(self, child: Operator, step, schema: tuple[str, ...], label: str) -> Operator:
+    def _share_windows(self) -> None:
+        """Put every window's chain into the shared trie; windows of this query with the
+        same stream, window and chain become one buffer feeding all their consumers."""
+        kept: dict[tuple, WindowScan] = {}
+        for window in list(self.windows):
+            leaf = window.share(self.pipelines)
+            if leaf is None:
+                continue
+            key = (window.stream, window.spec, id(leaf))
+            first = kept.setdefault(key, window)
+            if first is not window:
+                first.absorb(window)
+                self.windows.remove(window)
+                self.operators.remove(window)
+
+    def _stateless(self, child: Operator, step, schema: tuple[str, ...], label: str,
+                   description: tuple | None = None) -> Operator:
         if isinstance(child, WindowScan) and id(child) not in self._consumed:
-            child.fuse(step, schema)
+            child.fuse(step, schema, description)
             return child
         op = self._add(MapOp(schema, step, label))
         self._connect(child, op.push)
