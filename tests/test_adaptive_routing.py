@@ -233,21 +233,23 @@ def _nodes(node):
         yield from _nodes(child)
 
 
+# ?c may be unbound in the first input (OPTIONAL): it must join with any ?c, and a filter
+# reading it waits for the complete mapping.
+OPTIONAL_QUERY = """SELECT ?a ?b ?c ?d WHERE {
+  { STREAM ex:stream [RANGE 5m] { ?a ex:p ?b } OPTIONAL { STREAM ex:stream [RANGE 5m] { ?a ex:o ?c } } }
+  STREAM ex:stream [RANGE 5m] { ?b ex:q ?c }
+  STREAM ex:stream [TRIPLES 4] { ?c ex:r ?d }
+  FILTER(?c != ex:n3)
+}"""
+
+
 def test_optional_values_inside_an_input_join_like_the_binary_plan() -> None:
-    # ?c may be unbound in the first input (OPTIONAL): it must join with any ?c, and a
-    # filter reading it waits for the complete mapping.
-    query = """SELECT ?a ?b ?c ?d WHERE {
-      { STREAM ex:stream [RANGE 5m] { ?a ex:p ?b } OPTIONAL { STREAM ex:stream [RANGE 5m] { ?a ex:o ?c } } }
-      STREAM ex:stream [RANGE 5m] { ?b ex:q ?c }
-      STREAM ex:stream [RANGE 5m] { ?c ex:r ?d }
-      FILTER(?c != ex:n3)
-    }"""
     events = [(0, ("ex:n1", "ex:p", "ex:n2")), (1, ("ex:n2", "ex:q", "ex:n3")), (1.5, ("ex:n2", "ex:q", "ex:n4")),
               (2, ("ex:n3", "ex:r", "ex:n1")), (2.5, ("ex:n4", "ex:r", "ex:n1")), (3, ("ex:n1", "ex:o", "ex:n4")),
               (4, ("ex:n1", "ex:o", "ex:n5")), (6, ("ex:n2", "ex:q", "ex:n4")), (9, ("ex:n9", "ex:p", "ex:n9"))]
     results = {}
     for mode in ("adaptive", "fixed", "binary"):
-        _, stream, joins = engine_for(query, mode)
+        _, stream, joins = engine_for(OPTIONAL_QUERY, mode)
         assert bool(joins) == (mode != "binary")
         for minute, triple in events:
             stream.send(minute, triple)
@@ -344,6 +346,23 @@ def test_multiway_join_equals_brute_force_on_random_streams(items, initial_stati
     if not changed_static:
         outputs = {mode: per_instant(stream) for mode, (_, stream, _) in runs.items()}
         assert outputs["adaptive"] == outputs["fixed"] == outputs["binary"]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from([0, 0, 1, 2, 3]),
+                          st.frozensets(st.tuples(st.sampled_from(NODES + ["n3"]), st.sampled_from(["p", "o", "q", "r"]),
+                                                  st.sampled_from(NODES + ["n3"])), min_size=1, max_size=3)),
+                min_size=1, max_size=25))
+def test_unbound_values_and_count_windows_match_the_binary_plan(events) -> None:
+    results = {}
+    for mode in ("adaptive", "fixed", "binary"):
+        _, stream, _ = engine_for(OPTIONAL_QUERY, mode)
+        clock = 0
+        for gap, triples in events:
+            clock += gap
+            stream.send(clock, *[(f"ex:{s}", f"ex:{p}", f"ex:{o}") for s, p, o in triples])
+        results[mode] = per_instant(stream)
+    assert results["adaptive"] == results["fixed"] == results["binary"]
 
 
 def test_unknown_routing_mode_is_refused() -> None:
