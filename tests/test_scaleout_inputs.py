@@ -1,4 +1,5 @@
-"""Hand-made inputs whose interesting lines sit where a time-partitioned run cuts.
+"""Inputs for the scale-out tests (no tests here): hand-made files whose interesting
+lines sit where a time-partitioned run cuts.
 
 ``adversarial_lines`` returns the lines and, by name, the line numbers at which a chunk
 should start to hit each hazard; ``time_jump_lines`` puts a far-future drop-off early,

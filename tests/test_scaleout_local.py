@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from scaleout_files import adversarial_lines, time_jump_lines, write_lines
+from test_scaleout_inputs import adversarial_lines, time_jump_lines, write_lines
 from strategies import csv_files, write_csv
 
 from taxi_rsp.errors import UserError
