@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_scaleout_inputs import adversarial_lines, time_jump_lines, write_lines
 from strategies import csv_files, write_csv
+from test_scaleout_inputs import adversarial_lines, time_jump_lines, write_lines
 
 from taxi_rsp.errors import UserError
 from taxi_rsp.runner import RunConfig, run

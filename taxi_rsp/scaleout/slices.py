@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,7 +33,7 @@ def split_ranges(path: Path, parts: int) -> list[tuple[int, int]]:
     with path.open("rb") as handle:
         cuts = sorted({line_start_at_or_after(handle, size * k // parts) for k in range(1, parts)})
     bounds = [0, *(c for c in cuts if 0 < c < size), size]
-    return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a] or [(0, size)]
+    return [(a, b) for a, b in itertools.pairwise(bounds) if b > a] or [(0, size)]
 
 
 class LineReader:
@@ -88,4 +89,4 @@ def ranges_at_lines(path: Path, first_lines: list[int]) -> list[tuple[int, int]]
                 if not wanted:
                     break
     bounds = [*starts, size]
-    return [(a, b) for a, b in zip(bounds, bounds[1:])]
+    return [(a, b) for a, b in itertools.pairwise(bounds)]
