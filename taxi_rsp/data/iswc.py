@@ -22,6 +22,7 @@ Everything follows from ``seed``: the same arguments give byte-identical files.
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 from collections.abc import Iterator
@@ -109,7 +110,7 @@ def dblp_lines(config: IswcConfig) -> Iterator[str]:
     """People, then papers (with proceedings and editors) until ``static_triples``."""
     rng = random.Random(f"dblp-{config.seed}")
     # Zipf-like author choice (weight i^-0.7): a few prolific authors, a long tail.
-    weights = [i ** -0.7 for i in range(1, config.people + 1)]
+    cumulative = list(itertools.accumulate(i ** -0.7 for i in range(1, config.people + 1)))
     people = list(range(1, config.people + 1))
     for i in people:
         yield _line(person(i), IRI(FOAF + "name"), Literal(author_name(i)))
@@ -120,7 +121,7 @@ def dblp_lines(config: IswcConfig) -> Iterator[str]:
             proceedings += 1
             volume = IRI(f"{DBLP}proc/{proceedings}")
             lines = [_line(volume, IRI(DCTERMS + "title"), Literal(f"Proceedings {proceedings}"))]
-            for editor in sorted(set(rng.choices(people, weights, k=rng.randint(1, 3)))):
+            for editor in sorted(set(rng.choices(people, cum_weights=cumulative, k=rng.randint(1, 3)))):
                 lines.append(_line(volume, IRI(SWRC + "editor"), person(editor)))
             for line in lines[: config.static_triples - written]:
                 yield line
@@ -129,7 +130,7 @@ def dblp_lines(config: IswcConfig) -> Iterator[str]:
         node = IRI(f"{DBLP}paper/{paper}")
         lines = [_line(node, IRI(DC + "title"), Literal(f"Paper {paper}")),
                  _line(node, IRI(DCTERMS + "partOf"), IRI(f"{DBLP}proc/{proceedings}"))]
-        for author in sorted(set(rng.choices(people, weights, k=rng.randint(1, 4)))):
+        for author in sorted(set(rng.choices(people, cum_weights=cumulative, k=rng.randint(1, 4)))):
             lines.append(_line(node, IRI(DC + "creator"), person(author)))
         for line in lines[: max(config.static_triples - written, 0)]:
             yield line
