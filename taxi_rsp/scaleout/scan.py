@@ -16,6 +16,7 @@ at one of them (see :mod:`taxi_rsp.scaleout.plan`).
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,10 +45,12 @@ class RangeScan:
     lines: int
     max_dropoff: int | None
     checkpoints: tuple[Checkpoint, ...] = field(default=())
+    cpu_seconds: float = 0.0  # CPU time of the scan (figures only)
 
 
 def scan_range(path: str, start: int, end: int, spacing: int = CHECKPOINT_SPACING) -> RangeScan:
     """Line count, maximum well-formed drop-off and checkpoints of bytes [start, end)."""
+    cpu_started = time.process_time()
     reader = LineReader(Path(path), start, end)
     feeder = Feeder(Path(path), Dictionary(), lines=reader)
     checkpoints = [Checkpoint(start, 0, NO_DROPOFF)]
@@ -58,4 +61,5 @@ def scan_range(path: str, start: int, end: int, spacing: int = CHECKPOINT_SPACIN
         latest = event.time
         if reader.position - checkpoints[-1].offset >= spacing and reader.position < end:
             checkpoints.append(Checkpoint(reader.position, feeder.stats.lines_read, latest))
-    return RangeScan(start, end, feeder.stats.lines_read, latest, tuple(checkpoints))
+    return RangeScan(start, end, feeder.stats.lines_read, latest, tuple(checkpoints),
+                     time.process_time() - cpu_started)
