@@ -86,7 +86,7 @@ class InputStats:
         self.card += mult
         for _, pos, counter in self._tracked:
             value = row[pos]
-            left = counter[value] + mult
+            left = counter.get(value, 0) + mult
             if left:
                 counter[value] = left
             else:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Callable
+from operator import itemgetter
 
 from taxi_rsp.algebra import plan as P
 from taxi_rsp.engine.expr import compile_expr
@@ -35,6 +36,16 @@ from taxi_rsp.lang import ast
 ROUTING_ENV = "TAXI_RSP_JOIN_ROUTING"  # adaptive (default) | fixed | binary (no multi-way join)
 
 
+def key_getter(positions: tuple[int, ...]) -> Callable[[Row | list], tuple]:
+    """A fast ``lambda row: tuple(row[p] for p in positions)``."""
+    if not positions:
+        return lambda row: ()
+    if len(positions) == 1:
+        (p,) = positions
+        return lambda row: (row[p],)
+    return itemgetter(*positions)
+
+
 def merged_schema(schemas: list[tuple[str, ...]]) -> tuple[str, ...]:
     """Output columns as a left-deep tree of binary joins lays them out."""
     schema = schemas[0]
@@ -45,17 +56,22 @@ def merged_schema(schemas: list[tuple[str, ...]]) -> tuple[str, ...]:
 
 class _Step:
     """One probe of a compiled route: which index, how to build its key from the
-    partial mapping, which columns to check/fill, which filters follow."""
+    partial mapping, which columns to check/fill, which filters follow. ``exact``:
+    neither side can hold an unbound key value, so the key lookup alone decides
+    compatibility (no wildcard rows, no re-check)."""
 
-    __slots__ = ("check", "fill", "filters", "index", "key_pos")
+    __slots__ = ("check", "exact", "fill", "filters", "index", "key", "last")
 
     def __init__(self, index: RingIndex, key_pos: tuple[int, ...], check: tuple[tuple[int, int], ...],
-                 fill: tuple[tuple[int, int], ...], filters: tuple[tuple[int, Step], ...]) -> None:
+                 fill: tuple[tuple[int, int], ...], filters: tuple[tuple[int, Step], ...],
+                 exact: bool, last: bool) -> None:
         self.index = index
-        self.key_pos = key_pos
+        self.key = key_getter(key_pos)
         self.check = check
         self.fill = fill
         self.filters = filters
+        self.exact = exact
+        self.last = last
 
 
 class MultiJoinOp(Operator):
@@ -71,12 +87,13 @@ class MultiJoinOp(Operator):
         join_vars = [{v: i for i, v in enumerate(s) if counts[v] > 1} for s in schemas]
         inputs = [JoinInput(frozenset(s), c) for s, c in zip(schemas, certain)]
         self._filters = [step for _, step in filters]
+        self._certain = certain
         self.router = Router(inputs, [used for used, _ in filters], policy, join_vars,
                              interval, drift, hysteresis)
         self._stats = self.router.stats
         self._filter_stats = self.router.filter_stats
-        # input -> probe key (variables) -> (index, key columns in the input's rows)
-        self._indexes: list[dict[tuple[str, ...], tuple[RingIndex, tuple[int, ...]]]] = [{} for _ in schemas]
+        # input -> probe key (variables) -> (index, key of one of the input's rows)
+        self._indexes: list[dict[tuple[str, ...], tuple[RingIndex, Callable]]] = [{} for _ in schemas]
         self._compiled: list[list[_Step]] = [[] for _ in schemas]
         self._first_filters: list[tuple[tuple[int, Step], ...]] = [() for _ in schemas]
         self.caches: list[StaticCache] = []
@@ -94,27 +111,31 @@ class MultiJoinOp(Operator):
         found = self._indexes[j].get(key)
         if found is not None:
             return found[0]
-        cols = tuple(self.schemas[j].index(v) for v in key)
+        row_key = key_getter(tuple(self.schemas[j].index(v) for v in key))
         index = RingIndex()
         existing = next(iter(self._indexes[j].values()), None)
         if existing is not None:  # seed from any index of the input: they hold the same rows
             for row, mult in existing[0].all_rows():
-                index.add(tuple(row[c] for c in cols), row, mult)
-        self._indexes[j][key] = (index, cols)
+                index.add(row_key(row), row, mult)
+        self._indexes[j][key] = (index, row_key)
         return index
 
     def _install(self, route: Route) -> None:
         """Compile ``route`` into probe steps (creating the indexes it needs)."""
         position = self.position
         bound: set[str] = set(self.schemas[route.source])
+        certain: set[str] = set(self._certain[route.source])
         steps = []
         for k, (j, key) in enumerate(zip(route.steps, route.keys)):
             schema = self.schemas[j]
             check = tuple((position[v], schema.index(v)) for v in key)
             fill = tuple((position[v], i) for i, v in enumerate(schema) if v not in bound)
             filters = tuple((f, self._filters[f]) for f in route.filters[k + 1])
-            steps.append(_Step(self._index(j, key), tuple(position[v] for v in key), check, fill, filters))
+            exact = set(key) <= certain & self._certain[j]
+            steps.append(_Step(self._index(j, key), tuple(position[v] for v in key), check, fill, filters,
+                               exact, k + 1 == len(route.steps)))
             bound |= set(schema)
+            certain |= self._certain[j]
         self._compiled[route.source] = steps
         self._first_filters[route.source] = tuple((f, self._filters[f]) for f in route.filters[0])
 
@@ -142,8 +163,8 @@ class MultiJoinOp(Operator):
                 partial[c] = value
             if not first or self._passes(first, partial):
                 self._extend(partial, mult, steps, 0, out)
-            for index, cols in indexes:
-                index.add(tuple(row[c] for c in cols), row, mult)
+            for index, row_key in indexes:
+                index.add(row_key(row), row, mult)
             stats.update(row, mult)
         self.emit(out)
         if self.router.arrived(len(deltas)):
@@ -162,15 +183,20 @@ class MultiJoinOp(Operator):
         return True
 
     def _extend(self, partial: list, mult: int, steps: list[_Step], k: int, out: list[Delta]) -> None:
-        if k == len(steps):
+        if k == len(steps):  # no other input (not reached by routes of >= 3 inputs)
             out.append((tuple(partial), mult))
             return
         step = steps[k]
-        key = tuple(partial[p] for p in step.key_pos)
-        # Rows with unbound join values (OPTIONAL below) are compatible with anything:
-        # a key with None scans the input, stored keys with None are probed as wildcards.
-        candidates = step.index.all_rows() if None in key else step.index.probe_with_wildcards(key)
-        check, fill, filters = step.check, step.fill, step.filters
+        key = step.key(partial)
+        fill, filters, last = step.fill, step.filters, step.last
+        if step.exact:
+            candidates = step.index.probe(key)
+            check: tuple[tuple[int, int], ...] = ()
+        else:
+            # Rows with unbound join values (OPTIONAL below) are compatible with anything:
+            # a key with None scans the input, stored keys with None are wildcards.
+            candidates = step.index.all_rows() if None in key else step.index.probe_with_wildcards(key)
+            check = step.check
         for row, count in candidates:
             merged = partial.copy()
             for c, i in check:
@@ -182,7 +208,11 @@ class MultiJoinOp(Operator):
             else:
                 for c, i in fill:
                     merged[c] = row[i]
-                if not filters or self._passes(filters, merged):
+                if filters and not self._passes(filters, merged):
+                    continue
+                if last:
+                    out.append((tuple(merged), mult * count))
+                else:
                     self._extend(merged, mult * count, steps, k + 1, out)
 
     # -- static inputs ---------------------------------------------------------------
