@@ -1,4 +1,4 @@
-"""Shared fixtures: paths to the bundled real sample and a scratch output folder."""
+"""Shared fixtures: paths to the bundled real sample, and the oracle's answer on it (computed once)."""
 
 from __future__ import annotations
 
@@ -21,3 +21,11 @@ def sample_20d() -> Path:
 @pytest.fixture
 def sample_full() -> Path:
     return SAMPLE_FULL
+
+
+@pytest.fixture(scope="session")
+def sample_oracle():
+    """The independent oracle's Q1/Q2 on the real sample; session-wide because it costs ≈30 s."""
+    from tests.oracle.run import run_oracle
+
+    return run_oracle(SAMPLE_20D)

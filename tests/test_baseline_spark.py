@@ -101,9 +101,8 @@ def test_hand_built_case_with_windows(spark, tmp_path, case: str) -> None:
     _check_against_expected(tmp_path / case, case)
 
 
-@pytest.mark.slow  # the pure-Python oracle needs minutes on 10,004 lines; CI checks the engine instead
-def test_real_sample_equals_oracle(batch) -> None:
-    expected = run_oracle(SAMPLE)
+def test_real_sample_equals_oracle(batch, sample_oracle) -> None:
+    expected = sample_oracle  # session-wide (tests/conftest.py): the oracle runs once per test session
     out = batch["sample"]
     for query, lines in (("q1", expected.q1), ("q2", expected.q2)):
         problems = compare_outputs(read_output(out / f"{query}.csv"), lines)

@@ -25,13 +25,6 @@ def without_delay(lines: list[str]) -> list[str]:
     return [line.rsplit(",", 1)[0] for line in lines]
 
 
-@pytest.fixture(scope="session")
-def sample_oracle():
-    from tests.oracle.run import run_oracle
-
-    return run_oracle(SAMPLE_20D)
-
-
 def test_real_sample_q1_q2_equal_the_oracle(tmp_path: Path, sample_oracle) -> None:
     outputs = engine_outputs(SAMPLE_20D, tmp_path)
     for query in ("q1", "q2"):
