@@ -128,7 +128,7 @@ def test_graph_reader_gives_back_the_feeders_events(tmp_path: Path, sample_20d: 
 
 _texts = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12)
 _terms = st.one_of(
-    st.builds(lambda t: IRI("http://x/" + t), st.text("abc/#-_.~0123456789", max_size=8)),
+    st.builds(lambda t: IRI("http://x/" + t), st.text("abc/-_.~0123456789", max_size=8)),  # valid IRIs only
     st.builds(Literal, _texts),
     st.builds(lambda t, lang: Literal(t, lang=lang), _texts, st.sampled_from(["en", "de-ch"])),
     st.builds(lambda n: Literal(str(n), "http://www.w3.org/2001/XMLSchema#integer"), st.integers(-10**20, 10**20)),
