@@ -254,7 +254,7 @@ def _generated(out: Path, events: int) -> tuple[Static, list[Element]]:
                         interval_ms=1500, seed=3), out)
     ours = {rdflib.URIRef: lambda t: IRI(str(t)),
             rdflib.Literal: lambda t: Literal(str(t), str(t.datatype) if t.datatype else XSD_STRING, t.language)}
-    convert = lambda node: ours[type(node)](node)  # noqa: E731
+    convert = lambda node: ours[type(node)](node)
     default = [tuple(map(convert, t)) for t in rdflib.Graph().parse(out / "dblp.nt", format="nt")]
     dataset = rdflib.Dataset()
     dataset.parse(out / "floorplan.nq", format="nquads")

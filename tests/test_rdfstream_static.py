@@ -67,7 +67,7 @@ def test_files_load_into_default_and_named_graphs(tmp_path: Path) -> None:
     store = StaticStore(Dictionary())
     assert [store.load(tmp_path / f) for f in ("a.ttl", "b.nt", "c.nq")] == [4, 2, 1]
     assert len(store) == 6  # the repeated triple counts once; _:n of a.ttl is not _:n of b.nt
-    schema, rows = store.evaluate((TriplePattern(Var("s"), IRI(EX + "p"), IRI(EX + "c")),), None)
+    _schema, rows = store.evaluate((TriplePattern(Var("s"), IRI(EX + "p"), IRI(EX + "c")),), None)
     assert len(rows) == 1
     relative = store.dictionary.decode(store.evaluate(
         (TriplePattern(Var("s"), IRI(EX + "p"), IRI(EX + "a")),), None)[1][0][0])

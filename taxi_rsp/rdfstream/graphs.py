@@ -31,7 +31,12 @@ from taxi_rsp.rdf.events import GraphEvent
 from taxi_rsp.rdf.namespaces import PROV_GENERATED_AT, XSD_DATETIME
 from taxi_rsp.rdf.terms import DateTime
 from taxi_rsp.rdfstream.errors import StreamInputError
-from taxi_rsp.rdfstream.lines import StreamEventMeta, StreamStats, now_ns, statement_lines
+from taxi_rsp.rdfstream.lines import (
+    StreamEventMeta,
+    StreamStats,
+    now_ns,
+    statement_lines,
+)
 from taxi_rsp.rdfstream.oxi import TermEncoder, parse_statement, syntax_reason
 
 _STAMP = ox.NamedNode(PROV_GENERATED_AT)
@@ -40,7 +45,7 @@ _STAMP = ox.NamedNode(PROV_GENERATED_AT)
 class _Run:
     """The event being collected."""
 
-    __slots__ = ("graph", "first_line", "triples", "time", "stamp_line")
+    __slots__ = ("first_line", "graph", "stamp_line", "time", "triples")
 
     def __init__(self, graph: object, line: int) -> None:
         self.graph = graph

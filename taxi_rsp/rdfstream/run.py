@@ -10,6 +10,7 @@ generic formats for every query.
 
 from __future__ import annotations
 
+import argparse
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -143,7 +144,7 @@ def print_summary(summary: dict, out_dir: Path, print_line: Callable[[str], None
     print_line(f"  outputs and summary.json in {out_dir}")
 
 
-def main(args, params: dict[str, dict[str, str]]) -> int:  # noqa: ANN001 - argparse.Namespace
+def main(args: argparse.Namespace, params: dict[str, dict[str, str]]) -> int:
     """The ``taxi-rsp run --stream`` entry point (dispatched from taxi_rsp.commands.run)."""
     config = StreamRunConfig(
         stream=args.stream,

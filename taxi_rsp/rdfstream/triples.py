@@ -23,7 +23,12 @@ from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.events import GraphEvent
 from taxi_rsp.rdf.terms import DateTime
 from taxi_rsp.rdfstream.errors import StreamInputError
-from taxi_rsp.rdfstream.lines import StreamEventMeta, StreamStats, now_ns, statement_lines
+from taxi_rsp.rdfstream.lines import (
+    StreamEventMeta,
+    StreamStats,
+    now_ns,
+    statement_lines,
+)
 from taxi_rsp.rdfstream.oxi import TermEncoder, parse_statement, syntax_reason
 
 
