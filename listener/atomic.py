@@ -78,12 +78,11 @@ class AtomicOutputs:
 
     def open(self, name: str) -> TextIO:
         """A text file that becomes ``directory/name`` on :meth:`commit`."""
-        # A previous result in the folder is invalid from now on: its summary goes, and
-        # so does the old file of this name (it would pair with no summary).
+        # A previous result in the folder is invalid from now on: its summary goes. Its
+        # other files stay until replaced at commit (one of them may be this run's input).
         final = self.directory / name
         try:
             (self.directory / "summary.json").unlink(missing_ok=True)
-            final.unlink(missing_ok=True)
             handle = _OutputFile(self.partial_path(name), final)
         except OSError as exc:
             raise OutputError(f"cannot write {final}: {exc.strerror or exc}") from exc

@@ -215,20 +215,29 @@ def _peak_rss_mib() -> float:
 
 
 def _warnings(engine: Engine, watch: _InputWatch) -> list[str]:
+    span_ms = None if watch.first_time is None else watch.last_time - watch.first_time
+    windows = {query.name: [w.spec.range_ms for w in query.physical.windows if w.spec.kind == "RANGE"]
+               for query in engine.queries}
+    return data_warnings(watch.feeder.stats.lines_read, span_ms, windows)
+
+
+def data_warnings(lines_read: int, span_ms: int | None, windows_ms: dict[str, list[int]]) -> list[str]:
     """Runs that are complete and correct per SPEC but rarely what was meant: no trip
-    accepted, or a time window longer than the data, which never drops a trip (its
-    result is a running total). See docs/semantics.md."""
-    stats = watch.feeder.stats
-    if watch.first_time is None or watch.last_time is None:
-        what = "the input is empty" if stats.lines_read == 0 else "no line was accepted (see rejects.csv)"
+    accepted (``span_ms`` None), or a time window longer than the data, which never
+    drops a trip (its result is a running total). Shared with the baseline; see
+    docs/semantics.md.
+
+    >>> data_warnings(20, 19 * 60_000, {"q1": [30 * 60_000], "q2": [15 * 60_000]})
+    ['q1: window 30 min is longer than the data (19 min of drop-offs): no trip ever left it']
+    """
+    if span_ms is None:
+        what = "the input is empty" if lines_read == 0 else "no line was accepted (see rejects.csv)"
         return [f"{what}: no trip reached the queries"]
-    span_ms = watch.last_time - watch.first_time
     warnings = []
-    for query in engine.queries:
-        longer = sorted({w.spec.range_ms for w in query.physical.windows
-                         if w.spec.kind == "RANGE" and w.spec.range_ms > span_ms})
+    for name, windows in windows_ms.items():
+        longer = sorted({w for w in windows if w > span_ms})
         if longer:
-            warnings.append(f"{query.name}: window {', '.join(_minutes(r) for r in longer)} is longer than the "
+            warnings.append(f"{name}: window {', '.join(_minutes(w) for w in longer)} is longer than the "
                             f"data ({_minutes(span_ms)} of drop-offs): no trip ever left it")
     return warnings
 
