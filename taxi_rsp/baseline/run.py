@@ -28,6 +28,7 @@ from taxi_rsp.baseline.instants import evaluation_instants, split_into_chunks
 from taxi_rsp.baseline.outputs import OutputFolder
 from taxi_rsp.baseline.reader import read_trips
 from taxi_rsp.errors import UserError
+from taxi_rsp.runner import data_warnings
 from taxi_rsp.spec import REJECT_REASONS, REJECTS_HEADER
 from taxi_rsp.verify.delays import delay_stats
 
@@ -77,6 +78,11 @@ def run_batch(jobs: Sequence[tuple[Path, Path]], settings: BaselineSettings, spa
         started = time.perf_counter()
         read = read_trips(spark, [input_path.resolve() for input_path, _ in jobs])
         summaries, bounds = _counts(read.trips, read.rejects, len(jobs))
+        windows_ms = {spec.name: [w * 1000 for w in spec.windows_s] for spec in settings.specs()}
+        for stream, summary in enumerate(summaries):  # same warnings as `taxi-rsp run` (docs/semantics.md)
+            first, last = bounds.get(stream, (None, None))
+            span_ms = None if first is None else (last - first) * 1000
+            summary["warnings"] = data_warnings(summary["lines_read"], span_ms, windows_ms)
         report(f"read {sum(s['lines_read'] for s in summaries):,} lines: "
                f"{sum(s['accepted'] for s in summaries):,} accepted")
         chunks = settings.chunks or 4 * spark.sparkContext.defaultParallelism

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from taxi_rsp.errors import UserError
@@ -63,4 +64,6 @@ def main(args: argparse.Namespace) -> int:
         print(f"  {name}: {summary['emitted'][name]:,} lines -> {args.out / (name + '.csv')}; "
               f"recompute per instant mean {delays['mean'] or 0:.3f} ms, p99 {delays['p99'] or 0:.3f} ms")
     print(f"done in {summary['exec_seconds']:.2f} s; rejects -> {args.out / 'rejects.csv'}")
+    for warning in summary.get("warnings", []):
+        print(f"taxi-rsp baseline: warning: {warning}", file=sys.stderr)
     return 0
