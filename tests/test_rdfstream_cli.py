@@ -105,6 +105,14 @@ def test_fed_nquads_give_the_csv_runs_top_lists(tmp_path: Path, sample_20d: Path
             generic.append((when, routes))
             last = routes
     assert len(debs) > 20 and generic == debs
+    # The same ranked reports as SPARQL 1.1 JSON: one "=" document per report, ranks in order.
+    assert main(["run", "--stream", str(tmp_path / "events.nq"), "--query", "q1", "--format", "json",
+                 "--out", str(tmp_path / "json")]) == 0
+    reports = [json.loads(line) for line in (tmp_path / "json" / "q1.jsonl").read_text().splitlines()]
+    rows = list(csv.DictReader((tmp_path / "rdf" / "q1.csv").open()))
+    assert {d["instant"]["change"] for d in reports} == {"="}
+    assert [(b["startCell"]["value"], b["endCell"]["value"]) for d in reports for b in d["results"]["bindings"]] == \
+        [(r["startCell"], r["endCell"]) for r in rows if r["rank"]]
 
 
 @pytest.mark.parametrize("args, message", [
