@@ -54,7 +54,7 @@ def stream_format(path: Path, requested: str | None) -> str:
     found = SUFFIXES.get(path.suffix.lower())
     if found is None:
         raise UserError(f"{path}: cannot tell the stream format from the suffix; use .nq (one named graph per "
-                        "event) or .tnt (timestamped N-Triples), or --stream-format")
+                        "event) or .tnt (timestamped N-Triples)")
     return found
 
 
