@@ -1,7 +1,7 @@
 """The ISWC 2011 evaluation on our engine: average query execution time per stream element.
 
     .venv/bin/python -m pytest benchmarks/bench_iswc.py -m "not slow" --benchmark-json=cache/bench_iswc.json
-    .venv/bin/python -m pytest benchmarks/bench_iswc.py -m slow ...   # adds the 1 M-triple DBLP graph
+    .venv/bin/python -m pytest benchmarks/bench_iswc.py -m slow ...   # adds the 1 M-triple DBLP graph and 1,024 instances
 
 The paper (CQELS ISWC 2011, §5.1) registers one query instance, streams triples in
 and averages the processing time of each re-execution; Exp.(1) uses 10 instances per
@@ -114,4 +114,31 @@ def test_growing_static_data(benchmark, cache_dir: Path, number: int, static_tri
     """Exp.(2): per-element cost as the DBLP graph grows (3 instances per template)."""
     data = workload(cache_dir, static_triples)
     info = benchmark.pedantic(measure, args=(data, number, INSTANCES[:3]), rounds=1, iterations=1)
+    benchmark.extra_info.update(info)
+
+
+def measure_many(data: Workload, number: int, count: int) -> dict[str, float]:
+    """Exp.(3): ``count`` instances of one template on one engine (authors 1, 2, ...)."""
+    engine = data.engine()
+    started = time.process_time()
+    for author in range(1, count + 1):
+        engine.register(instance_text(number, author), f"q{number}_{author}")
+    register = time.process_time() - started
+    cpu_start, wall_start = time.process_time(), time.perf_counter()
+    for event in data.events:
+        engine.process(event)
+    cpu, wall = time.process_time() - cpu_start, time.perf_counter() - wall_start
+    elements = len(data.events)
+    return {"instances": count, "cpu_ms_per_element": round(1000 * cpu / elements, 4),
+            "wall_ms_per_element": round(1000 * wall / elements, 4),
+            "cpu_ms_per_element_per_instance": round(1000 * cpu / elements / count, 4),
+            "register_cpu_s": round(register, 2), "elements": elements, "static_triples": data.loaded}
+
+
+@pytest.mark.parametrize("count", [1, 16, 128, pytest.param(1024, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("number", [1, 3, 4])
+def test_many_instances(benchmark, cache_dir: Path, number: int, count: int) -> None:
+    """Exp.(3): 2^M instances of Q1, Q3 and Q4 registered together (10^5 DBLP triples)."""
+    data = workload(cache_dir, 100_000)
+    info = benchmark.pedantic(measure_many, args=(data, number, count), rounds=1, iterations=1)
     benchmark.extra_info.update(info)
