@@ -64,6 +64,40 @@ def push_filter_into_join_side(node: P.PlanNode) -> P.PlanNode:
     return node
 
 
+def push_condition_into_right(node: P.PlanNode) -> P.PlanNode:
+    """AntiJoin/SemiJoin/LeftJoin(L, R, c1 && c2) -> same(L, Filter(R, c1), c2) for the
+    conjuncts c1 that read no variable of L.
+
+    On a merged mapping such a conjunct sees only R's values (the merge takes every
+    variable outside L from R), so it has the same value on R's row alone; and the
+    condition holds iff every conjunct is true, so testing c1 once per right row
+    instead of once per (left, right) pair changes nothing. For FILTER NOT EXISTS this
+    drops right rows early (before they are indexed) and leaves only the correlated
+    test per pair.
+    """
+    if not isinstance(node, (P.AntiJoin, P.SemiJoin, P.LeftJoin)) or node.condition is None:
+        return node
+    left_vars = set(node.left.variables)
+    conjuncts = _conjuncts(node.condition)
+    local = [c for c in conjuncts if not _expr_vars(c) & left_vars]
+    if not local:
+        return node
+    rest = [c for c in conjuncts if _expr_vars(c) & left_vars]
+    return replace(node, right=P.Filter(node.right, _conjunction(local)), condition=_conjunction(rest))
+
+
+def _conjuncts(expr: object) -> list[object]:
+    if isinstance(expr, ast.Call) and expr.op == "&&":
+        return [c for arg in expr.args for c in _conjuncts(arg)]
+    return [expr]
+
+
+def _conjunction(exprs: list[object]) -> object | None:
+    if not exprs:
+        return None
+    return exprs[0] if len(exprs) == 1 else ast.Call("&&", tuple(exprs))
+
+
 def _certain(node: P.PlanNode) -> bool:
     """True when every variable of ``node`` is always bound (no OPTIONAL/UNION below)."""
     if isinstance(node, (P.LeftJoin, P.Union)):
@@ -72,7 +106,12 @@ def _certain(node: P.PlanNode) -> bool:
                if f.name in ("child", "left", "right"))
 
 
-RULES: tuple[Rule, ...] = (push_filter_below_correlated, push_filter_below_extend, push_filter_into_join_side)
+RULES: tuple[Rule, ...] = (
+    push_filter_below_correlated,
+    push_filter_below_extend,
+    push_filter_into_join_side,
+    push_condition_into_right,
+)
 
 
 def optimize(node: P.PlanNode, rules: tuple[Rule, ...] = RULES) -> P.PlanNode:

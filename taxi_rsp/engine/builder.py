@@ -29,6 +29,7 @@ from taxi_rsp.engine.ops.stateless import (
 from taxi_rsp.engine.ops.tma import TmaTopKOp, monotonicity
 from taxi_rsp.engine.ops.topk import TopKOp
 from taxi_rsp.engine.ops.window import WindowScan
+from taxi_rsp.engine.pipeline import PipelineRegistry
 from taxi_rsp.engine.static import StaticStore
 from taxi_rsp.lang import ast
 from taxi_rsp.rdf.dictionary import Dictionary
@@ -60,9 +61,12 @@ class PhysicalPlan:
 
 
 class PlanBuilder:
-    def __init__(self, dictionary: Dictionary, static: StaticStore, top_k: str = "auto") -> None:
-        """``top_k``: "auto" (TMA when the ORDER BY score is monotone), "sorted" or "tma"."""
+    def __init__(self, dictionary: Dictionary, static: StaticStore, top_k: str = "auto",
+                 pipelines: PipelineRegistry | None = None) -> None:
+        """``top_k``: "auto" (TMA when the ORDER BY score is monotone), "sorted" or "tma";
+        ``pipelines``: the engine's shared per-event pipelines (a private one if None)."""
         self.top_k = top_k
+        self.pipelines = pipelines or PipelineRegistry(dictionary)
         self.dictionary = dictionary
         self.static = static
         self.windows: list[WindowScan] = []
@@ -85,6 +89,7 @@ class PlanBuilder:
         else:
             top = self.build(root)
             projection = tuple(range(len(top.schema)))
+        self._share_windows()
         return PhysicalPlan(top, self.windows, self.operators, self.sources, ordered, projection)
 
     # -- one method per plan node ----------------------------------------------------
@@ -102,17 +107,19 @@ class PlanBuilder:
             case P.Filter():
                 child = self.build(node.child)
                 step = filter_step(self._compile(node.expr, child.schema))
-                return self._stateless(child, step, child.schema, "Filter")
+                return self._stateless(child, step, child.schema, "Filter", ("filter", node.expr))
             case P.Extend():
                 child = self.build(node.child)
                 step = extend_step(self._compile(node.expr, child.schema), self.dictionary)
-                return self._stateless(child, step, child.schema + (node.var,), f"Extend ?{node.var}")
+                return self._stateless(child, step, child.schema + (node.var,), f"Extend ?{node.var}",
+                                       ("extend", node.var, node.expr))
             case P.Project():
                 child = self.build(node.child)
                 positions = tuple(child.schema.index(v) if v in child.schema else None for v in node.vars)
                 if positions == tuple(range(len(child.schema))):
                     return child
-                return self._stateless(child, project_step(positions), node.vars, "Project")
+                return self._stateless(child, project_step(positions), node.vars, "Project",
+                                       ("project", positions, node.vars))
             case P.Join():
                 left, right = self.build(node.left), self.build(node.right)
                 op = self._add(JoinOp(left.schema, right.schema))
@@ -172,9 +179,27 @@ class PlanBuilder:
         self.windows.append(window)
         return window
 
-    def _stateless(self, child: Operator, step, schema: tuple[str, ...], label: str) -> Operator:
+    def _share_windows(self) -> None:
+        """Put every window's chain into the shared trie; windows of this query with the
+        same stream, window and triple patterns become one buffer (and one expiry)
+        feeding all their consumers."""
+        kept: dict[tuple, WindowScan] = {}
+        for window in list(self.windows):
+            leaf = window.share(self.pipelines)
+            if leaf is None:
+                continue
+            root = leaf
+            while root.parent is not None:
+                root = root.parent
+            first = kept.setdefault((window.stream, window.spec, id(root)), window)
+            if first is not window:
+                first.absorb(window)
+                self.windows.remove(window)
+
+    def _stateless(self, child: Operator, step, schema: tuple[str, ...], label: str,
+                   description: tuple | None = None) -> Operator:
         if isinstance(child, WindowScan) and id(child) not in self._consumed:
-            child.fuse(step, schema)
+            child.fuse(step, schema, description)
             return child
         op = self._add(MapOp(schema, step, label))
         self._connect(child, op.push)

@@ -22,6 +22,7 @@ from taxi_rsp.algebra.optimize import optimize
 from taxi_rsp.algebra.translate import translate_query
 from taxi_rsp.engine.builder import PlanBuilder
 from taxi_rsp.engine.ops.match import index_triples
+from taxi_rsp.engine.pipeline import PipelineRegistry
 from taxi_rsp.engine.query import Listener, RegisteredQuery, Trigger
 from taxi_rsp.engine.static import StaticStore
 from taxi_rsp.errors import UserError
@@ -37,6 +38,8 @@ class Engine:
         self.dictionary = dictionary or Dictionary()
         self.top_k = top_k
         self.static = StaticStore(self.dictionary)
+        # Matches and fused steps shared by the windows of all queries (per event).
+        self.pipelines = PipelineRegistry(self.dictionary)
         self.queries: list[RegisteredQuery] = []
         self._last_time: int | None = None
         self.events = 0
@@ -59,7 +62,7 @@ class Engine:
         ast = parse_query(text, params, source)
         logical = translate_query(ast)
         logical.root = optimize(logical.root)
-        physical = PlanBuilder(self.dictionary, self.static, self.top_k).build_query(logical)
+        physical = PlanBuilder(self.dictionary, self.static, self.top_k, self.pipelines).build_query(logical)
         query = RegisteredQuery(name, ast, logical, physical, self.dictionary)
         if listener is not None:
             query.listeners.append(listener)

@@ -23,6 +23,7 @@ from collections import deque
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.match import BGPMatcher, TripleIndex
 from taxi_rsp.engine.ops.stateless import Step
+from taxi_rsp.engine.pipeline import PipelineNode, PipelineRegistry, StepSpec
 from taxi_rsp.lang.ast import WindowSpec
 
 
@@ -34,20 +35,47 @@ class WindowScan(Operator):
         self.matcher = matcher
         self.range_ms = {"RANGE": spec.range_ms, "NOW": 1}.get(spec.kind)
         self._steps: list[Step] = []
-        # (expiry time or arrival number, derived rows) in arrival order
-        self._entries: deque[tuple[int, list[Row]]] = deque()
+        self._specs: list[StepSpec] | None = []
+        self._leaf: PipelineNode | None = None  # set by share(): the shared per-event rows
+        # Operators fed from this buffer: this window and the twins it absorbed.
+        self._outputs: list[WindowScan] = [self]
+        # (expiry time or arrival number, derived rows per output) in arrival order
+        self._entries: deque[tuple[int, tuple[list[Row], ...]]] = deque()
         self._arrivals = 0
         self.held = 0
 
     # -- fusion of stateless operators (done by the plan builder) -------------------
-    def fuse(self, step: Step, schema: tuple[str, ...]) -> None:
-        """Append a stateless row transformation (None drops the row)."""
+    def fuse(self, step: Step, schema: tuple[str, ...], description: tuple | None = None) -> None:
+        """Append a stateless row transformation (None drops the row); ``description``
+        (see :class:`~taxi_rsp.engine.pipeline.StepSpec`) lets it be compiled and shared."""
         self._steps.append(step)
+        if self._specs is not None:
+            if description is None:
+                self._specs = None  # an opaque step: this window keeps its own chain
+            else:
+                self._specs.append(StepSpec(description, step, self.schema))
         self.schema = schema
         self.position = {name: i for i, name in enumerate(schema)}
 
+    def share(self, registry: PipelineRegistry) -> PipelineNode | None:
+        """Compute matches and fused steps in ``registry``'s shared trie from now on."""
+        if self._specs is not None:
+            self._leaf = registry.leaf(self.matcher, self._specs)
+        return self._leaf
+
+    def absorb(self, twin: WindowScan) -> None:
+        """Take over ``twin`` (same stream and window, same triple patterns): this
+        window's buffer and expiry serve both; ``twin`` stays the operator its
+        consumers are connected to, fed from here with its own derived rows."""
+        self._outputs.append(twin)
+
+    def _rows(self, index: TripleIndex) -> list[Row]:
+        leaf = self._leaf
+        return leaf.run(index) if leaf is not None else self._derive(self.matcher.match(index))
+
     def describe(self) -> str:
-        return f"WindowScan[{self.spec.kind}] +{len(self._steps)} fused"
+        shared = f", pipeline {self._leaf.describe()}" if self._leaf is not None else ""
+        return f"WindowScan[{self.spec.kind}] +{len(self._steps)} fused{shared}"
 
     def _derive(self, rows: list[Row]) -> list[Row]:
         for step in self._steps:
@@ -72,30 +100,33 @@ class WindowScan(Operator):
         if self.range_ms is None:
             return
         entries = self._entries
-        out: list[Delta] = []
+        if not entries or entries[0][0] > until:
+            return
+        gone = []
         while entries and entries[0][0] <= until:
-            _, rows = entries.popleft()
-            self.held -= len(rows)
-            out.extend((row, -1) for row in rows)
-        self.emit(out)
+            gone.append(entries.popleft()[1])
+        self._emit_all(gone, -1)
 
     def insert(self, time: int, index: TripleIndex) -> None:
         """A new event of this window's stream arrives (after expiry up to ``time``)."""
-        rows = self._derive(self.matcher.match(index))
-        out: list[Delta] = []
+        rows = tuple(output._rows(index) for output in self._outputs)  # noqa: SLF001
         kind = self.spec.kind
         if kind == "TRIPLES":
             self._arrivals += 1
             self._entries.append((self._arrivals, rows))
             if len(self._entries) > self.spec.count:  # type: ignore[operator]
-                _, old = self._entries.popleft()
-                self.held -= len(old)
-                out.extend((row, -1) for row in old)
-        elif kind != "ALL" and rows:
+                self._emit_all([self._entries.popleft()[1]], -1)
+        elif kind != "ALL" and any(rows):
             self._entries.append((time + self.range_ms, rows))  # type: ignore[operator]
-        self.held += len(rows) if kind != "ALL" else 0
-        out.extend((row, 1) for row in rows)
-        self.emit(out)
+        self._emit_all([rows], 1, counted=kind != "ALL")
+
+    def _emit_all(self, batches: list[tuple[list[Row], ...]], mult: int, counted: bool = True) -> None:
+        """Emit ``mult`` for the rows of ``batches`` to each output's consumers."""
+        for position, output in enumerate(self._outputs):
+            out: list[Delta] = [(row, mult) for rows in batches for row in rows[position]]
+            if counted:
+                self.held += mult * len(out)
+            output.emit(out)
 
     def state_size(self) -> int:
         return self.held

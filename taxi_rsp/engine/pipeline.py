@@ -1,0 +1,162 @@
+"""Shared per-event pipelines: the BGP match and the fused stateless steps of windows,
+computed once per graph event for every window (of any query) that needs them.
+
+A window's per-event work is a chain: match its triple patterns in the event, then
+apply its fused FILTER / BIND / projection steps. Chains are compared *up to variable
+names* (variables become schema positions, see :func:`signature`), and kept in a trie
+shared by the whole engine: windows whose chains coincide share one node, and a chain
+that extends another one continues from that node. Each node remembers its rows for
+the current event, so two STREAM blocks with the same pattern (Q2's empty-taxi block
+and its NOT EXISTS block; the same query registered twice) match and compute once.
+
+A node's steps are compiled into one generated function (:mod:`taxi_rsp.engine.codegen`)
+on first use, specialised on the type codes of the first row it sees.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from taxi_rsp.engine.codegen import compile_chunk
+from taxi_rsp.engine.ops.match import BGPMatcher, TripleIndex
+from taxi_rsp.engine.ops.stateless import Step
+from taxi_rsp.lang import ast
+from taxi_rsp.lang.ast import Var
+from taxi_rsp.rdf.dictionary import Dictionary
+
+
+@dataclass(frozen=True)
+class StepSpec:
+    """One fused step: its description for the code generator (``("filter", expr)``,
+    ``("extend", var, expr)`` or ``("project", positions, schema)``), its generic
+    closure, and the schema of its input rows."""
+
+    description: tuple
+    closure: Step
+    schema_in: tuple[str, ...]
+
+    @property
+    def signature(self) -> tuple:
+        kind = self.description[0]
+        if kind == "filter":
+            return ("filter", canonical(self.description[1], self.schema_in))
+        if kind == "extend":
+            return ("extend", canonical(self.description[2], self.schema_in))
+        return ("project", self.description[1])
+
+
+def canonical(expr: Any, schema: tuple[str, ...]) -> Any:
+    """``expr`` with each variable replaced by its schema position (names do not matter)."""
+    if isinstance(expr, Var):
+        return Var(f"#{schema.index(expr.name)}" if expr.name in schema else "#unbound")
+    if isinstance(expr, ast.Call):
+        return replace(expr, args=tuple(canonical(a, schema) for a in expr.args))
+    return expr
+
+
+def bgp_signature(matcher: BGPMatcher) -> tuple:
+    """The matcher's compiled patterns (variables are already schema positions)."""
+    return tuple(matcher._steps)  # noqa: SLF001 - the compiled form is the canonical one
+
+
+class PipelineNode:
+    """Rows for the current event after ``steps`` (from the parent's rows, or from the
+    BGP match at a root)."""
+
+    def __init__(self, dictionary: Dictionary, parent: PipelineNode | None, steps: list[StepSpec],
+                 matcher: BGPMatcher | None = None) -> None:
+        self.dictionary = dictionary
+        self.parent = parent
+        self.matcher = matcher
+        self.steps = steps
+        self.children: list[PipelineNode] = []
+        self._chunk: Step | None = None
+        self._index: TripleIndex | None = None
+        self._rows: list[tuple] = []
+        self.users = 0
+
+    @property
+    def signatures(self) -> tuple:
+        return tuple(s.signature for s in self.steps)
+
+    def _generic(self, row: tuple) -> tuple | None:
+        for step in self.steps:
+            row = step.closure(row)
+            if row is None:
+                return None
+        return row
+
+    def _compile(self, sample: tuple) -> Step:
+        descriptions = [s.description for s in self.steps]
+        return compile_chunk(self.dictionary, self.steps[0].schema_in, descriptions, self._generic, sample)
+
+    def run(self, index: TripleIndex) -> list[tuple]:
+        """This node's rows for the event indexed by ``index`` (computed once per event)."""
+        if index is self._index:
+            return self._rows
+        rows = self.matcher.match(index) if self.parent is None else self.parent.run(index)
+        if self.steps and rows:
+            chunk = self._chunk
+            if chunk is None:
+                chunk = self._chunk = self._compile(rows[0])
+            rows = [out for out in map(chunk, rows) if out is not None]
+        self._index, self._rows = index, rows
+        return rows
+
+    def describe(self) -> str:
+        return f"{len(self.steps)} steps, shared by {self.users}"
+
+
+class PipelineRegistry:
+    """The trie of pipeline nodes of one engine."""
+
+    def __init__(self, dictionary: Dictionary) -> None:
+        self.dictionary = dictionary
+        self._roots: dict[tuple, PipelineNode] = {}
+
+    def leaf(self, matcher: BGPMatcher, steps: list[StepSpec]) -> PipelineNode:
+        """The node computing ``steps`` after ``matcher``, sharing every common prefix."""
+        key = bgp_signature(matcher)
+        node = self._roots.get(key)
+        if node is None:
+            node = self._roots[key] = PipelineNode(self.dictionary, None, [], matcher)
+        sigs = [s.signature for s in steps]
+        i = 0
+        while i < len(steps):
+            for child in node.children:
+                common = _common_prefix(child.signatures, sigs[i:])
+                if common == 0:
+                    continue
+                if common < len(child.steps):
+                    child = self._split(child, common)
+                node, i = child, i + common
+                break
+            else:
+                fresh = PipelineNode(self.dictionary, node, steps[i:])
+                node.children.append(fresh)
+                node, i = fresh, len(steps)
+        node.users += 1
+        return node
+
+    def _split(self, node: PipelineNode, at: int) -> PipelineNode:
+        """Cut ``node`` after ``at`` steps; returns the new upper part."""
+        parent = node.parent
+        assert parent is not None
+        upper = PipelineNode(self.dictionary, parent, node.steps[:at])
+        upper.users = node.users
+        parent.children[parent.children.index(node)] = upper
+        node.parent, node.steps = upper, node.steps[at:]
+        node._chunk = None  # noqa: SLF001 - recompiled for its new first step
+        node._index = None  # noqa: SLF001
+        upper.children.append(node)
+        return upper
+
+
+def _common_prefix(a: tuple, b: list) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n

@@ -1,0 +1,74 @@
+"""Shared per-event pipelines (taxi_rsp.engine.pipeline): windows whose match and fused
+steps coincide up to variable names compute them once per event, and sharing never
+changes a result."""
+
+from __future__ import annotations
+
+import itertools
+
+from feeder import Feeder
+from taxi_rsp.engine.engine import Engine
+from taxi_rsp.engine.ops.window import WindowScan
+from taxi_rsp.runner import resolve_query
+
+Q1 = resolve_query("q1").text
+Q2 = resolve_query("q2").text
+
+
+def _rows(engine: Engine, query_names: list[str], path, limit: int) -> dict[str, list]:
+    """Every report of every query, as values (ids differ between engines)."""
+    seen: dict[str, list] = {name: [] for name in query_names}
+    for query in engine.queries:
+        query.listeners.append(lambda out, name=query.name: seen[name].append(
+            (out.trigger.time, out.values(), out.values(out.deleted))))
+    for event in itertools.islice(Feeder(path, engine.dictionary), limit):
+        engine.process(event)
+    return seen
+
+
+def test_q2_not_exists_block_shares_the_empty_taxi_pipeline() -> None:
+    engine = Engine()
+    query = engine.register(Q2, "q2")
+    windows = query.physical.windows
+    # profit window + one buffer for the two 30-minute blocks (outer and NOT EXISTS)
+    assert len(windows) == 2
+    leaves = [w._leaf for w in windows]
+    empty = next(leaf for leaf in leaves if leaf.parent is not None and leaf.parent.parent is not None)
+    assert empty.parent.users == 2  # the 5 shared steps feed both blocks
+    assert "shared by 2" in query.explain()
+
+
+def test_same_query_twice_matches_once_per_event(sample_20d) -> None:
+    engine = Engine()
+    engine.register(Q1, "a")
+    engine.register(Q1.replace("?startCell ?endCell", "?s ?e").replace("AS ?startCell", "AS ?s")
+                    .replace("AS ?endCell", "AS ?e"), "b")
+    leaves = {id(w._leaf) for q in engine.queries for w in q.physical.windows}
+    assert len(leaves) == 1
+    root = next(iter(engine.pipelines._roots.values()))
+    calls = 0
+    original = root.matcher.match
+
+    def counting(index):
+        nonlocal calls
+        calls += 1
+        return original(index)
+
+    root.matcher.match = counting
+    rows = _rows(engine, ["a", "b"], sample_20d, 300)
+    assert calls == 300 and rows["a"] == rows["b"] and rows["a"]
+
+
+def test_sharing_does_not_change_results(sample_20d) -> None:
+    variants = {"q1": Q1, "q1_60": Q1.replace("${window=30m}", "60m"),
+                "q1_small": Q1.replace("?dy <= 300)", "?dy <= 170)"), "q2": Q2}
+    together = Engine()
+    for name, text in variants.items():
+        together.register(text, name)
+    shared = _rows(together, list(variants), sample_20d, 1500)
+    for name, text in variants.items():
+        alone = Engine()
+        alone.register(text, name)
+        assert _rows(alone, [name], sample_20d, 1500)[name] == shared[name], name
+    # the three Q1 variants share the match; the filter variant branches off late
+    assert len(together.pipelines._roots) == 3  # Q1 pattern, Q2 profit, Q2 empty taxis
