@@ -75,6 +75,9 @@ class _Step:
 
 
 class MultiJoinOp(Operator):
+    """The join of ``schemas`` (one input port each, see :meth:`input`), routed by a
+    :class:`~taxi_rsp.engine.routing.Router` with ``policy``."""
+
     def __init__(self, schemas: list[tuple[str, ...]], certain: list[frozenset[str]],
                  filters: list[tuple[frozenset[str], Step]], policy: RoutingPolicy,
                  interval: int = 256, drift: float = 2.0, hysteresis: float = 1.25) -> None:
@@ -424,4 +427,4 @@ def _static_evaluator(builder, leaf: P.PlanNode) -> Callable[[], tuple[tuple[str
     return evaluate
 
 
-__all__ = ["ROUTING_ENV", "MultiJoinOp", "Row", "StaticCache", "build_multijoin", "flatten"]
+__all__ = ["ROUTING_ENV", "MultiJoinOp", "StaticCache", "build_multijoin", "flatten"]
