@@ -124,6 +124,23 @@ def test_router_redecides_on_drift_with_hysteresis_and_records_switches() -> Non
     assert fixed.arrived(1) == [] and fixed.routes[0].steps == (1, 2)
 
 
+def test_a_one_row_window_emptying_and_refilling_is_not_drift() -> None:
+    # A TRIPLES 1 window retracts its row and inserts the next one on every event: 2x in
+    # relative terms, but re-deciding on it would cost more than any route could save.
+    router = Router([inp("ab"), inp("bc"), inp("bd")], [], GreedyOrder(), [{"b": 1}, {"b": 0}, {"b": 0}],
+                    interval=10_000)
+    for k in range(100):
+        router.stats[0].update((k, 0), 1)
+        assert router.arrived(1) == []
+        router.stats[0].update((k, 0), -1)
+        assert router.arrived(1) == []
+    assert router.last_decision == 0  # never re-decided
+    for k in range(8):
+        router.stats[1].update((0, k), 1)
+    router.arrived(8)
+    assert router.last_decision == 208  # 8 new rows from 0: that is drift
+
+
 # -- engine-level helpers --------------------------------------------------------------
 @contextmanager
 def routing_mode(mode: str):

@@ -14,7 +14,8 @@ the order is chosen from and the policies that choose it:
   one with the smallest expected intermediate result;
 * :class:`FixedOrder` - the plan's order, for comparison;
 * :class:`Router` - holds the current route per input and re-decides every
-  ``interval`` arrivals or as soon as a cardinality drifts by ``drift`` ×, switching
+  ``interval`` arrivals or as soon as a cardinality drifts by ``drift`` × (and by at
+  least ``min_change`` rows: a window of one row emptying and refilling is no drift), switching
   only when the new route is estimated ``hysteresis`` × cheaper and by more than
   ``slack`` partial mappings (so near-equal estimates do not make it flap). Every change is recorded as a :class:`RoutingDecision`.
 
@@ -225,7 +226,7 @@ class Router:
     def __init__(self, inputs: Sequence[JoinInput], filters: Sequence[frozenset[str]], policy: RoutingPolicy,
                  join_positions: Sequence[dict[str, int]] | None = None, interval: int = 256,
                  drift: float = 2.0, hysteresis: float = 1.25, slack: float = 1.0,
-                 log_size: int = 1000) -> None:
+                 min_change: int = 8, log_size: int = 1000) -> None:
         self.inputs = tuple(inputs)
         self.filters = tuple(filters)
         self.policy = policy
@@ -233,12 +234,13 @@ class Router:
         self.drift = drift
         self.hysteresis = hysteresis
         self.slack = slack
+        self.min_change = min_change
         positions = join_positions or [{} for _ in inputs]
         self.stats = [InputStats(p) for p in positions]
         self.filter_stats = [FilterStats() for _ in filters]
         self.arrivals = 0
         self.decisions: deque[RoutingDecision] = deque(maxlen=log_size)
-        self._last_decision = 0
+        self.last_decision = 0
         self._cards = [0] * len(inputs)
         self.routes: list[Route] = []
         for source in range(len(inputs)):
@@ -261,18 +263,18 @@ class Router:
         """Count ``count`` arriving mappings; re-decide when due. Returns the sources
         whose route changed (the caller adjusts its indexes)."""
         self.arrivals += count
-        if self.arrivals - self._last_decision >= self.interval:
+        if self.arrivals - self.last_decision >= self.interval:
             return self.redecide("interval")
-        drift = self.drift
+        drift, min_change = self.drift, self.min_change
         for stats, before in zip(self.stats, self._cards):
-            now = max(stats.card, 0) + 1
-            then = before + 1
-            if now >= then * drift or then >= now * drift:
+            now = max(stats.card, 0)
+            if abs(now - before) >= min_change and (now + 1 >= (before + 1) * drift
+                                                     or before + 1 >= (now + 1) * drift):
                 return self.redecide("drift")
         return []
 
     def redecide(self, reason: str = "explicit") -> list[int]:
-        self._last_decision = self.arrivals
+        self.last_decision = self.arrivals
         self._cards = [max(s.card, 0) for s in self.stats]
         changed = []
         for source, current in enumerate(self.routes):
