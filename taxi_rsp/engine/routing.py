@@ -14,10 +14,11 @@ the order is chosen from and the policies that choose it:
   one with the smallest expected intermediate result;
 * :class:`FixedOrder` - the plan's order, for comparison;
 * :class:`Router` - holds the current route per input and re-decides every
-  ``interval`` arrivals or as soon as a cardinality drifts by ``drift`` × (and by at
-  least ``min_change`` rows: a window of one row emptying and refilling is no drift), switching
-  only when the new route is estimated ``hysteresis`` × cheaper and by more than
-  ``slack`` partial mappings (so near-equal estimates do not make it flap). Every change is recorded as a :class:`RoutingDecision`.
+  ``interval`` arrivals or as soon as a cardinality drifts by ``drift`` × and by at
+  least ``min_change`` rows (a one-row window emptying and refilling is no drift),
+  switching only when the new route is estimated ``hysteresis`` × cheaper and by more
+  than ``slack`` partial mappings (so near-equal estimates do not make it flap). Every
+  change is recorded as a :class:`RoutingDecision`.
 
 >>> inputs = [JoinInput(frozenset("ab"), frozenset("ab")), JoinInput(frozenset("bc"), frozenset("bc")),
 ...           JoinInput(frozenset("cd"), frozenset("cd"))]
@@ -274,6 +275,7 @@ class Router:
         return []
 
     def redecide(self, reason: str = "explicit") -> list[int]:
+        """Ask the policy again for every input; returns the sources switched."""
         self.last_decision = self.arrivals
         self._cards = [max(s.card, 0) for s in self.stats]
         changed = []
