@@ -11,6 +11,7 @@ runs the same cases on a real local Spark).
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,8 @@ def _config(path: Path, out: Path, params: dict | None = None) -> RunConfig:
 def _assert_same(sequential: Path, partitioned: Path, label: str) -> None:
     comparison = compare_folders(sequential, partitioned)
     assert comparison.identical, f"{label}:\n" + "\n".join(map(str, comparison.differences))
+    warnings = [json.loads((folder / "summary.json").read_text())["warnings"] for folder in (sequential, partitioned)]
+    assert warnings[0] == warnings[1], label
 
 
 def _check_cuts(path: Path, work: Path, cuts: list[list[int]], params: dict | None = None) -> None:

@@ -56,6 +56,8 @@ class ChunkResult:
     run_seconds: float
     run_cpu_seconds: float
     state_rows: dict[str, int] = field(default_factory=dict)
+    first_time: int | None = None  # event time of the chunk's first and last accepted line
+    last_time: int | None = None
 
 
 def chunk_dir(parts: Path, index: int) -> Path:
@@ -98,8 +100,12 @@ def run_chunk(job: Job, task: ChunkTask, parts: str) -> ChunkResult:
                         latest_dropoff=task.latest_dropoff, lines=LineReader(path, task.start, task.end))
         rejects.open()  # after the Feeder wrote its header
         started, cpu_started = time.perf_counter(), time.process_time()
+        first_time = last_time = None
         for event in feeder:
             engine.process(event)
+            last_time = event.time
+            if first_time is None:
+                first_time = last_time
         run_seconds, run_cpu = time.perf_counter() - started, time.process_time() - cpu_started
     finally:
         for handle in handles:
@@ -122,4 +128,6 @@ def run_chunk(job: Job, task: ChunkTask, parts: str) -> ChunkResult:
         run_seconds=run_seconds,
         run_cpu_seconds=run_cpu,
         state_rows={q.name: q.state_size() for q in engine.queries},
+        first_time=first_time,
+        last_time=last_time,
     )

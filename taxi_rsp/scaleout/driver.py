@@ -79,8 +79,15 @@ def run_partitioned(config: RunConfig, mapper: Mapper, chunks: int,
     _check_input(config.input)
     job = Job.from_config(config)
     names: list[str] = []
-    probe, _ = build_engine(job, lambda name: names.append(name) or io.StringIO())  # checks the queries
+
+    def probe_file(name: str) -> io.StringIO:
+        names.append(name)  # the files a chunk writes, in the order `taxi-rsp run` opens them
+        return io.StringIO()
+
+    probe, _ = build_engine(job, probe_file)  # also checks the queries before any work
     longest = longest_window_ms(probe)
+    windows = {q.name: [w.spec.range_ms for w in q.physical.windows if w.spec.kind == "RANGE"]
+               for q in probe.queries}
     if config.explain:
         for query in probe.queries:
             report(query.explain())
@@ -103,7 +110,7 @@ def run_partitioned(config: RunConfig, mapper: Mapper, chunks: int,
             concatenate(results, parts, name, handle)
         outputs.commit()
         finished = time.perf_counter()
-        summary = merge_summaries(results, finished - started)
+        summary = merge_summaries(results, finished - started, windows)
         if summary["lines_read"] != sum(s.lines for s in scans):  # the two stages must agree
             raise RuntimeError(f"chunks read {summary['lines_read']} lines, the scan counted "
                                f"{sum(s.lines for s in scans)}")

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TextIO
 
 from listener import delay_stats
+from taxi_rsp.runner import data_warnings
 from taxi_rsp.scaleout.chunk import ChunkResult, chunk_dir
 
 
@@ -29,16 +30,20 @@ def _sum(dicts: Sequence[dict[str, int]]) -> dict[str, int]:
     return {key: total[key] for key in dict.fromkeys(k for d in dicts for k in d)}
 
 
-def merge_summaries(results: Sequence[ChunkResult], exec_seconds: float) -> dict:
-    """The run summary of `taxi-rsp run` (same keys) from the chunks' results."""
+def merge_summaries(results: Sequence[ChunkResult], exec_seconds: float, windows_ms: dict[str, list[int]]) -> dict:
+    """The run summary of `taxi-rsp run` (its counts, delays and warnings) from the
+    chunks' results; ``windows_ms``: the RANGE windows of each query, for the warnings."""
     accepted = sum(r.accepted for r in results)
     names = list(results[0].emitted)
     delays = {name: array("d") for name in names}
     for result in results:
         for name in names:
             delays[name].frombytes(result.delays[name])
+    times = [t for r in results for t in (r.first_time, r.last_time) if t is not None]
+    span_ms = max(times) - min(times) if times else None
+    lines_read = sum(r.lines_read for r in results)
     return {
-        "lines_read": sum(r.lines_read for r in results),
+        "lines_read": lines_read,
         "accepted": accepted,
         "rejected": _sum([r.rejected for r in results]),
         "outliers": _sum([r.outliers for r in results]),
@@ -48,6 +53,7 @@ def merge_summaries(results: Sequence[ChunkResult], exec_seconds: float) -> dict
         "events_per_second": round(accepted / exec_seconds, 1) if exec_seconds > 0 else None,
         "delay_ms": {name: delay_stats(delays[name]) for name in names},
         "engine_state_rows": dict(results[-1].state_rows),  # the state at the end of input
+        "warnings": data_warnings(lines_read, span_ms, windows_ms),
     }
 
 
