@@ -201,7 +201,10 @@ class PlanBuilder:
         if isinstance(child, WindowScan) and id(child) not in self._consumed:
             child.fuse(step, schema, description)
             return child
-        op = self._add(MapOp(schema, step, label))
+        if isinstance(child, MapOp) and id(child) not in self._consumed:
+            child.fuse(step, schema, label, description)
+            return child
+        op = self._add(MapOp(schema, step, label, description, child.schema, self.dictionary))
         self._connect(child, op.push)
         return op
 

@@ -33,6 +33,7 @@ from typing import Any
 from taxi_rsp.engine.expr import compile_expr
 from taxi_rsp.lang import ast
 from taxi_rsp.rdf.dictionary import (
+    DECIMAL_SCALE,
     INLINE_FLAG,
     PAYLOAD_BITS,
     PAYLOAD_MASK,
@@ -341,7 +342,7 @@ class ChunkCompiler:
             self.w.emit(f"{ident} = _strings.get({value})")
             self.w.emit(f"if {ident} is None: {ident} = _string_id({value})")
         else:
-            self.w.emit(f"{ident} = _encode_value({value})")
+            self.w.emit(f"{ident} = _encode_fraction({value})")
         return ident
 
     # -- steps ----------------------------------------------------------------------
@@ -380,6 +381,17 @@ class ChunkCompiler:
         src += ["    except Exception:", "        return _generic(row)"]
         dictionary = self.dictionary
         strings: dict[str, int] = {}
+        encode_value = dictionary.encode_value
+
+        def encode_fraction(value: Fraction) -> int:
+            # Dictionary.encode_value's rule without its type dispatch: inline when the
+            # value has at most 9 decimals and fits, else a Computed cell.
+            unit, rest = divmod(DECIMAL_SCALE, value.denominator)
+            if not rest:
+                scaled = value.numerator * unit
+                if PAYLOAD_MIN <= scaled <= PAYLOAD_MAX:
+                    return INLINE_FLAG | (T_DECIMAL << TYPE_SHIFT) | (scaled & PAYLOAD_MASK)
+            return encode_value(value)
 
         def string_id(text: str) -> int:
             if len(strings) >= _STRING_CACHE_LIMIT:
@@ -388,7 +400,7 @@ class ChunkCompiler:
             return found
 
         namespace = dict(w.consts, _F=Fraction, _Miss=_Miss, _generic=generic, _strings=strings,
-                         _string_id=string_id, _encode_value=dictionary.encode_value,
+                         _string_id=string_id, _encode_fraction=encode_fraction,
                          _fmt=_fmt_decimal, _format_decimal=format_decimal, _trunc=_trunc_div,
                          math=math)
         source = "\n".join(src)

@@ -54,6 +54,7 @@ class BGPMatcher:
         self._steps = [
             tuple(self._slot(node, names, dictionary) for node in (t.s, t.p, t.o)) for t in ordered
         ]
+        self.match = self._compile()
 
     @staticmethod
     def _slot(node: object, names: dict[str, int], dictionary: Dictionary) -> tuple[bool, int]:
@@ -61,7 +62,42 @@ class BGPMatcher:
             return True, names[node.name]
         return False, dictionary.encode(node)  # type: ignore[arg-type]
 
-    def match(self, index: TripleIndex) -> list[tuple]:
+    def _compile(self):
+        """The search below unrolled into nested loops, one per pattern (same order,
+        same rows in the same order), as generated Python source."""
+        lines = ["def match(index):", "    out = []", "    get = index.get"]
+        bound: set[int] = set()
+        consts: dict[str, int] = {}
+        depth = 1
+        for k, ((s_var, s), (p_var, p), (o_var, o)) in enumerate(self._steps):
+            pad = "    " * depth
+            parts = [(s_var, s, f"s{k}"), (o_var, o, f"o{k}")]
+            if p_var:
+                lines.append(f"{pad}for s{k}, p{k}, o{k} in index[None]:")
+                parts.insert(1, (p_var, p, f"p{k}"))
+            else:
+                consts[f"P{k}"] = p
+                lines.append(f"{pad}for s{k}, o{k} in get(P{k}, ()):")
+            pad += "    "
+            for is_var, slot, local in parts:
+                if not is_var:
+                    consts[f"C{k}{local}"] = slot
+                    lines.append(f"{pad}if {local} != C{k}{local}: continue")
+                elif slot in bound:
+                    lines.append(f"{pad}if {local} != b{slot}: continue")
+                else:
+                    lines.append(f"{pad}b{slot} = {local}")
+                    bound.add(slot)
+            depth += 1
+        row = ", ".join(f"b{i}" for i in range(len(self.schema)))
+        lines.append("    " * depth + f"out.append(({row}{',' if len(self.schema) == 1 else ''}))")
+        lines.append("    return out")
+        namespace: dict = dict(consts)
+        exec(compile("\n".join(lines), "<taxi_rsp bgp>", "exec"), namespace)  # noqa: S102 - our own source
+        return namespace["match"]
+
+    def search(self, index: TripleIndex) -> list[tuple]:
+        """The interpreted matcher (reference for the generated one)."""
         results: list[tuple] = []
         binding: list = [None] * len(self.schema)
         steps = self._steps

@@ -17,6 +17,9 @@ from taxi_rsp.rdf.terms import IRI, BNode, DateTime
 
 
 def order_key(value: Any) -> tuple:
+    kind = type(value)
+    if kind is int or kind is Fraction or kind is float:  # the common case first
+        return (4, value)
     if value is None:
         return (0, 0)
     if isinstance(value, BNode):
@@ -50,6 +53,9 @@ class _Reversed:
 
 
 def descending_key(value: Any) -> Any:
+    kind = type(value)
+    if kind is int or kind is Fraction or kind is float:
+        return (-4, -value)
     rank, inner = order_key(value)
     if rank in (0, 3, 4, 5):  # unbound, numbers, booleans, dateTimes negate cheaply
         return (-rank, -inner)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from taxi_rsp.engine.codegen import compile_chunk
 from taxi_rsp.engine.expr import Compiled, ExprError, ebv
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.rdf.dictionary import Dictionary
@@ -46,18 +47,57 @@ def project_step(positions: tuple[int | None, ...]) -> Step:
 
 
 class MapOp(Operator):
-    """Applies a stateless step to every delta (rows it drops vanish)."""
+    """Applies a chain of stateless steps to every delta (rows a step drops vanish).
 
-    def __init__(self, schema: tuple[str, ...], step: Step, label: str) -> None:
+    Consecutive stateless operators are fused into one MapOp; with descriptions for all
+    its steps the chain is compiled into one function on the first row
+    (:func:`taxi_rsp.engine.codegen.compile_chunk`)."""
+
+    def __init__(self, schema: tuple[str, ...], step: Step, label: str,
+                 description: tuple | None = None, input_schema: tuple[str, ...] = (),
+                 dictionary: Dictionary | None = None) -> None:
         super().__init__(schema)
-        self.step = step
-        self.label = label
+        self._steps = [step]
+        self._dictionary = dictionary
+        compilable = description is not None and dictionary is not None
+        self._descriptions: list[tuple] | None = [description] if compilable else None
+        self._input_schema = input_schema
+        self._labels = [label]
+        self._chain: Step | None = None
+
+    @property
+    def label(self) -> str:
+        return " + ".join(self._labels)
+
+    def fuse(self, step: Step, schema: tuple[str, ...], label: str, description: tuple | None = None) -> None:
+        """Append a step (only before the first row)."""
+        self._steps.append(step)
+        self._labels.append(label)
+        if self._descriptions is not None:
+            if description is None:
+                self._descriptions = None
+            else:
+                self._descriptions.append(description)
+        self.schema = schema
+        self.position = {name: i for i, name in enumerate(schema)}
+
+    def _generic(self, row: Row) -> Row | None:
+        for step in self._steps:
+            row = step(row)
+            if row is None:
+                return None
+        return row
 
     def push(self, deltas: list[Delta]) -> None:
-        step = self.step
+        chain = self._chain
+        if chain is None:
+            chain = self._chain = self._generic
+            if self._descriptions is not None and self._dictionary is not None:
+                chain = self._chain = compile_chunk(self._dictionary, self._input_schema, self._descriptions,
+                                                    self._generic, deltas[0][0])
         out = []
         for row, mult in deltas:
-            result = step(row)
+            result = chain(row)
             if result is not None:
                 out.append((result, mult))
         self.emit(out)

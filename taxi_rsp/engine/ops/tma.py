@@ -107,6 +107,7 @@ class TmaTopKOp(Operator):
         self._names = list(directions)
         self._value_of = value_of
         self._cell_size = cell_size
+        self._unit_cells = cell_size == 1
         self._cells: dict[tuple, dict[Row, list]] = {}  # cell -> row -> [entry, mult]
         self._where: dict[Row, tuple] = {}
         self._top: SortedList = SortedList()  # entries of the current top-k rows
@@ -131,7 +132,8 @@ class TmaTopKOp(Operator):
                 self.bounds_valid = False  # outside the assumptions: scan everything
                 coords.append(None)
                 continue
-            coords.append(math.floor(value / self._cell_size))
+            # (cells of size 1 need no division: floor of the value itself)
+            coords.append(math.floor(value if self._unit_cells else value / self._cell_size))
         return tuple(coords)
 
     def _maxscore(self, cell: tuple) -> Any:
