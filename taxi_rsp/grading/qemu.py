@@ -34,8 +34,9 @@ class VmConfig:
     memory_mb: int = 8192
     accel: str = "auto"  # "auto", "kvm" or "tcg"
     qemu: str = "qemu-system-x86_64"
-    # Kernel + initramfs + mounts before the submission starts; TCG needs ~10-30 s.
-    boot_allowance_s: float = 180.0
+    # Kernel + initramfs + mounts before the submission starts: TCG needs ~30 s on a
+    # quiet host, but took over 490 s on one with load 25 on 2 cores.
+    boot_allowance_s: float = 600.0
 
 
 @dataclass
@@ -87,7 +88,10 @@ def qemu_command(
     """The full QEMU command line for one grading run."""
     accel_args = ["-accel", "kvm", "-cpu", "host"] if accel == "kvm" else [
         "-accel", "tcg,thread=multi", "-cpu", "max"]
-    append = f"root=/dev/vda rw console=ttyS0 init={GUEST_INIT} quiet loglevel=3 panic=1"
+    # rootdelay: the initramfs gives up on /dev/vda after 180 s by default, which a
+    # TCG guest on a host with load 25 on 2 cores exceeded (then panic and no run).
+    append = (f"root=/dev/vda rootdelay=600 rw console=ttyS0 init={GUEST_INIT} "
+              "quiet loglevel=3 panic=1")
     return [
         config.qemu, *accel_args,
         "-smp", str(config.cpus), "-m", str(config.memory_mb),
