@@ -119,6 +119,8 @@ def test_example_submissions_on_the_real_slice(image: ImageFiles, data_slice: Pa
 def test_spark_baseline_in_the_vm(image: ImageFiles, tmp_path: Path) -> None:
     # Spark's JVM under TCG is two orders of magnitude slower than on the host: the
     # 2,000-line slice did not finish in 30 min on a loaded 2-core host, so 200 lines.
+    # Not passed yet on that host even with the submission's conf/ (docs/grading.md,
+    # "Why the Spark baseline does not finish in the VM"): it needs KVM or a quiet host.
     sample = ROOT / "taxi_rsp" / "samples" / "debs2015" / "sample20d_first10004.csv"
     data = tmp_path / "slice200.csv"
     with sample.open("rb") as source:
