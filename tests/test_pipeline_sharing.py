@@ -72,3 +72,16 @@ def test_sharing_does_not_change_results(sample_20d) -> None:
         assert _rows(alone, [name], sample_20d, 1500)[name] == shared[name], name
     # the three Q1 variants share the match; the filter variant branches off late
     assert len(together.pipelines._roots) == 3  # Q1 pattern, Q2 profit, Q2 empty taxis
+
+
+def test_identical_queries_share_the_whole_plan(sample_20d) -> None:
+    engine = Engine()
+    a = engine.register(Q1, "a")
+    b = engine.register(Q1, "b")
+    c = engine.register(Q1.replace("${window=30m}", "5m"), "c")
+    assert b.physical is a.physical and b in a.twins and c.physical is not a.physical
+    rows = _rows(engine, ["a", "b", "c"], sample_20d, 1500)
+    alone = Engine()
+    alone.register(Q1, "a")
+    assert rows["a"] == rows["b"] == _rows(alone, ["a"], sample_20d, 1500)["a"]
+    assert rows["c"] != rows["a"]

@@ -32,15 +32,23 @@ from taxi_rsp.rdf.events import GraphEvent
 
 
 class Engine:
-    def __init__(self, dictionary: Dictionary | None = None, top_k: str = "auto") -> None:
+    def __init__(self, dictionary: Dictionary | None = None, top_k: str = "auto",
+                 share_pipelines: bool = True) -> None:
         """``top_k`` chooses the ORDER BY ... LIMIT operator: "auto" (TMA grid top-k when
-        the score is monotone, else a sorted relation), "sorted" or "tma"."""
+        the score is monotone, else a sorted relation), "sorted" or "tma".
+        ``share_pipelines=False`` keeps each query's matches and fused steps to itself
+        (for measuring what sharing across queries saves)."""
+        self.share_pipelines = share_pipelines
         self.dictionary = dictionary or Dictionary()
         self.top_k = top_k
         self.static = StaticStore(self.dictionary)
         # Matches and fused steps shared by the windows of all queries (per event).
         self.pipelines = PipelineRegistry(self.dictionary)
         self.queries: list[RegisteredQuery] = []
+        # Queries whose whole plan equals an earlier one's share its physical plan and
+        # are reported from it (twins); the engine drives the leaders only.
+        self._leaders: list[RegisteredQuery] = []
+        self._by_plan: dict[tuple, RegisteredQuery] = {}
         self._last_time: int | None = None
         self.events = 0
 
@@ -62,8 +70,16 @@ class Engine:
         ast = parse_query(text, params, source)
         logical = translate_query(ast)
         logical.root = optimize(logical.root)
-        physical = PlanBuilder(self.dictionary, self.static, self.top_k, self.pipelines).build_query(logical)
-        query = RegisteredQuery(name, ast, logical, physical, self.dictionary)
+        key = (repr(logical.root), logical.form, logical.projection, repr(ast.template))
+        leader = self._by_plan.get(key) if self.share_pipelines else None
+        if leader is not None:
+            query = RegisteredQuery(name, ast, logical, leader.physical, self.dictionary, leader=leader)
+        else:
+            physical = PlanBuilder(self.dictionary, self.static, self.top_k,
+                                   self.pipelines if self.share_pipelines else None).build_query(logical)
+            query = RegisteredQuery(name, ast, logical, physical, self.dictionary)
+            self._by_plan.setdefault(key, query)
+            self._leaders.append(query)
         if listener is not None:
             query.listeners.append(listener)
         self.queries.append(query)
@@ -80,7 +96,7 @@ class Engine:
         self._last_time = time
         self.events += 1
         index = None
-        for query in self.queries:
+        for query in self._leaders:
             expiry = query.next_expiry()
             while expiry is not None and expiry < time:
                 query.expire(expiry)

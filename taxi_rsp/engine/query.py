@@ -69,7 +69,10 @@ class RegisteredQuery:
         logical: LogicalPlan,
         physical: PhysicalPlan,
         dictionary: Dictionary,
+        leader: RegisteredQuery | None = None,
     ) -> None:
+        """``leader``: an earlier query with the same plan; this one then shares its
+        physical plan and reports what the leader reports (same history, same output)."""
         self.name = name
         self.ast = ast
         self.logical = logical
@@ -81,6 +84,10 @@ class RegisteredQuery:
         self._last_snapshot: list[tuple] | None = [] if physical.ordered_root is not None else None
         self._pending: Counter = Counter()
         self._bnodes = itertools.count()
+        self.twins: list[RegisteredQuery] = []
+        if leader is not None:
+            leader.twins.append(self)
+            return
         if physical.ordered_root is None:
             physical.root.connect(self._collect)
         for source in physical.sources:
@@ -144,7 +151,13 @@ class RegisteredQuery:
                     return None
         for listener in self.listeners:
             listener(output)
+        for twin in self.twins:
+            twin._report(QueryOutput(twin, trigger, twin.columns, output.rows, output.deleted, output.triples))
         return output
+
+    def _report(self, output: QueryOutput) -> None:
+        for listener in self.listeners:
+            listener(output)
 
     def _construct(self, rows: list[tuple]) -> list[tuple[Term, Term, Term]]:
         schema = self.physical.root.schema
