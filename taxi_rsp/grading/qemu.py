@@ -88,10 +88,9 @@ def qemu_command(
     """The full QEMU command line for one grading run."""
     accel_args = ["-accel", "kvm", "-cpu", "host"] if accel == "kvm" else [
         "-accel", "tcg,thread=multi", "-cpu", "max"]
-    # rootdelay: the initramfs gives up on /dev/vda after 180 s by default, which a
-    # TCG guest on a host with load 25 on 2 cores exceeded (then panic and no run).
-    append = (f"root=/dev/vda rootdelay=600 rw console=ttyS0 init={GUEST_INIT} "
-              "quiet loglevel=3 panic=1")
+    # No rootdelay=: Debian's initramfs sleeps that long unconditionally before
+    # looking for the root disk.
+    append = f"root=/dev/vda rw console=ttyS0 init={GUEST_INIT} quiet loglevel=3 panic=1"
     return [
         config.qemu, *accel_args,
         "-smp", str(config.cpus), "-m", str(config.memory_mb),
