@@ -8,7 +8,6 @@ import itertools
 
 from feeder import Feeder
 from taxi_rsp.engine.engine import Engine
-from taxi_rsp.engine.ops.window import WindowScan
 from taxi_rsp.runner import resolve_query
 
 Q1 = resolve_query("q1").text

@@ -165,7 +165,7 @@ class ChunkCompiler:
         if type(value) is int:
             return repr(value), "I"
         if type(value) is Fraction:
-            for scale in range(0, 19):
+            for scale in range(19):
                 scaled = value * 10**scale
                 if scaled.denominator == 1:
                     return repr(scaled.numerator), ("D", scale)
@@ -183,7 +183,7 @@ class ChunkCompiler:
         shift = scale - _scale(kind)
         return code if shift == 0 else f"({code} * {10 ** shift})"
 
-    def _call(self, node: ast.Call) -> tuple[str, Kind]:  # noqa: C901, PLR0911, PLR0912
+    def _call(self, node: ast.Call) -> tuple[str, Kind]:
         op, args = node.op, node.args
         if op in ("FLOOR", "CEIL") and len(args) == 1 and isinstance(args[0], ast.Call) \
                 and args[0].op == "/" and len(args[0].args) == 2:

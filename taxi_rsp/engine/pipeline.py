@@ -57,7 +57,7 @@ def canonical(expr: Any, schema: tuple[str, ...]) -> Any:
 
 def bgp_signature(matcher: BGPMatcher) -> tuple:
     """The matcher's compiled patterns (variables are already schema positions)."""
-    return tuple(matcher._steps)  # noqa: SLF001 - the compiled form is the canonical one
+    return tuple(matcher._steps)
 
 
 class PipelineNode:
@@ -147,8 +147,8 @@ class PipelineRegistry:
         upper.users = node.users
         parent.children[parent.children.index(node)] = upper
         node.parent, node.steps = upper, node.steps[at:]
-        node._chunk = None  # noqa: SLF001 - recompiled for its new first step
-        node._index = None  # noqa: SLF001
+        node._chunk = None
+        node._index = None
         upper.children.append(node)
         return upper
 

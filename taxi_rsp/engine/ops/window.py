@@ -109,7 +109,7 @@ class WindowScan(Operator):
 
     def insert(self, time: int, index: TripleIndex) -> None:
         """A new event of this window's stream arrives (after expiry up to ``time``)."""
-        rows = tuple(output._rows(index) for output in self._outputs)  # noqa: SLF001
+        rows = tuple(output._rows(index) for output in self._outputs)
         kind = self.spec.kind
         if kind == "TRIPLES":
             self._arrivals += 1
