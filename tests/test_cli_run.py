@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -56,24 +58,44 @@ def test_user_errors_are_one_line_with_exit_code_2(tmp_path: Path, capsys, args,
 
 
 def test_interrupted_run_leaves_nothing_that_looks_complete(tmp_path: Path) -> None:
-    data = tmp_path / "big.csv"
+    # The input is a FIFO whose writer stays open, so the run cannot finish before the
+    # SIGINT however fast the engine is or however slowly this test is scheduled.
     lines = []
     for minute in range(3000):
         stamp = f"2013-01-0{1 + minute // 1440} {minute % 1440 // 60:02d}:{minute % 60:02d}:00"
         lines.append(GOOD.replace("2013-01-01 00:00:00", stamp).replace("2013-01-01 00:02:00", stamp))
-    data.write_text("\n".join(lines * 20) + "\n")
+    fifo = tmp_path / "trips.fifo"
+    os.mkfifo(fifo)
+    release = threading.Event()
+
+    def writer() -> None:
+        try:
+            with fifo.open("w") as sink:
+                sink.write("\n".join(lines) + "\n")
+                sink.flush()
+                release.wait(120)
+        except BrokenPipeError:  # the interrupted reader is gone: expected
+            pass
+
+    feeding = threading.Thread(target=writer, daemon=True)
+    feeding.start()
     out = tmp_path / "out"
     out.mkdir()
     (out / "summary.json").write_text("{}")  # a previous run's result
     process = subprocess.Popen(
-        [sys.executable, "-m", "taxi_rsp.cli", "run", str(data), "--out", str(out), "--query", "q2"],
+        [sys.executable, "-m", "taxi_rsp.cli", "run", str(fifo), "--out", str(out), "--query", "q2"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
-    deadline = time.time() + 60
-    while not list(out.glob(".*.partial")) and time.time() < deadline and process.poll() is None:
-        time.sleep(0.05)
-    process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=60)
+    try:
+        deadline = time.time() + 120
+        while not list(out.glob(".*.partial")) and time.time() < deadline and process.poll() is None:
+            time.sleep(0.05)
+        assert process.poll() is None, "the run ended although its input was still open"
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    finally:
+        release.set()
+        feeding.join(10)
     assert process.returncode == 130 and "interrupted" in err
     assert not (out / "summary.json").exists()
     assert not (out / "q2.csv").exists() and not list(out.glob(".*.partial"))
