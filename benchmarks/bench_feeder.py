@@ -17,9 +17,9 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import cached_synthetic
 
 from feeder import Feeder
-from taxi_rsp.data import SynthConfig, generate
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.nquads import write_nquads
 
@@ -61,20 +61,7 @@ def test_feeder_and_nquads_real_sample(benchmark) -> None:
 @pytest.fixture(scope="module")
 def synthetic_20_days() -> Path:
     """``cache/synth20_seed0.csv`` and its sidecar, as ``bench_scale.py`` makes them."""
-    cache = ROOT / "cache"
-    cache.mkdir(exist_ok=True)
-    path = cache / "synth20_seed0.csv"
-    sidecar = path.with_suffix(".json")
-    if not (path.exists() and sidecar.exists()):
-        part = path.with_suffix(".part")
-        made = generate(SynthConfig(days=20, seed=0), part)
-        part.rename(path)
-        sidecar.write_text(json.dumps({
-            "lines": made.lines,
-            "expected_rejects": dict(made.expected_rejects),
-            "expected_profit_exclusions": made.expected_profit_exclusions,
-        }, indent=2))
-    return path
+    return cached_synthetic(ROOT / "cache", days=20, seed=0)
 
 
 @pytest.mark.slow

@@ -29,8 +29,8 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from conftest import cached_synthetic
 
-from taxi_rsp.data import SynthConfig, generate
 from taxi_rsp.spec import FIELDS
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(4 * 3600)]
@@ -53,7 +53,7 @@ def timed(argv: list[str], cwd: Path = ROOT) -> dict:
     """Run ``argv`` under ``/usr/bin/time -v``: wall seconds, peak RSS (MiB), exit code."""
     timer = ["/usr/bin/time", "-v"] if Path("/usr/bin/time").exists() else []
     started = time.perf_counter()
-    proc = subprocess.run(timer + argv, cwd=cwd, capture_output=True, text=True)
+    proc = subprocess.run(timer + argv, cwd=cwd, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - started
     match = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
     cpu = re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)", proc.stderr)
@@ -96,18 +96,7 @@ def results(cache_dir: Path):
 def scale_file(cache_dir: Path) -> Path:
     """The 20-day synthetic file (seed 0), generated once and cached, with a sidecar
     JSON of what a SPEC-conformant Feeder must report for its damaged lines."""
-    path = cache_dir / f"synth{DAYS}_seed{SEED}.csv"
-    sidecar = path.with_suffix(".json")
-    if not (path.exists() and sidecar.exists()):
-        part = path.with_suffix(".part")
-        made = generate(SynthConfig(days=DAYS, seed=SEED), part)
-        part.rename(path)
-        sidecar.write_text(json.dumps({
-            "lines": made.lines,
-            "expected_rejects": dict(made.expected_rejects),
-            "expected_profit_exclusions": made.expected_profit_exclusions,
-        }, indent=2))
-    return path
+    return cached_synthetic(cache_dir, DAYS, SEED)
 
 
 def expected_of(scale_file: Path) -> dict:
@@ -219,7 +208,7 @@ def machine() -> str:
     try:
         cpu = next(
             line.split(":", 1)[1].strip()
-            for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines()
+            for line in subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout.splitlines()
             if line.startswith("Model name")
         )
     except (OSError, StopIteration):
@@ -232,7 +221,8 @@ def machine() -> str:
 
 
 def commit() -> str:
-    proc = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    proc = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                          check=False)
     return proc.stdout.strip() or "?"
 
 
@@ -257,8 +247,8 @@ def render(found: dict) -> str:
     )
     lines += [
         "",
-        "| workload | commit | exec s (wall) | CPU s | events/s (wall) | delay mean / p50 / p99 ms | peak RSS MiB "
-        "| CPU × polars floor | CPU × Python floor | CQELS 2015 exec s | CQELS 2015 mean delay ms |",
+        ("| workload | commit | exec s (wall) | CPU s | events/s (wall) | delay mean / p50 / p99 ms | peak RSS MiB "
+         "| CPU × polars floor | CPU × Python floor | CQELS 2015 exec s | CQELS 2015 mean delay ms |"),
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     engine = found.get("engine", {})

@@ -6,7 +6,9 @@
 
 Environment: ``SCALEOUT_INPUT`` (default: the real sample), ``SCALEOUT_QUERIES`` (default
 ``q1``), ``SCALEOUT_PARTITIONS`` (chunk counts, default ``2``), ``SCALEOUT_MASTER``
-(default ``local[2]``). Each configuration runs once (a run is long and its output is
+(default ``local[2]``), ``SCALEOUT_WORK`` (a folder kept between invocations, so the
+one-core sequential run and the Spark run can be timed separately, e.g. ``-k sequential``
+then ``-k spark``, and the Spark output is still checked against the sequential one). Each configuration runs once (a run is long and its output is
 checked against the sequential one); ``extra_info`` and ``cache/scaleout_results.json``
 get wall and CPU seconds, the load average, the commit and the per-chunk figures
 (lines, warm-up lines, warm-up and run CPU seconds) that docs/scaling.md builds on.
@@ -14,6 +16,7 @@ get wall and CPU seconds, the load average, the commit and the per-chunk figures
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
@@ -47,13 +50,19 @@ def _record(name: str, figures: dict, benchmark) -> None:
     benchmark.extra_info.update(figures)
     path = ROOT / "cache" / "scaleout_results.json"
     path.parent.mkdir(exist_ok=True)
-    results = json.loads(path.read_text()) if path.exists() else {}
-    results.setdefault(KEY, {})[name] = figures
-    path.write_text(json.dumps(results, indent=2) + "\n")
+    with (path.parent / "scaleout_results.lock").open("w") as lock:  # runs of other inputs may finish alongside
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        results = json.loads(path.read_text()) if path.exists() else {}
+        results.setdefault(KEY, {})[name] = figures
+        path.write_text(json.dumps(results, indent=2) + "\n")
 
 
 @pytest.fixture(scope="module")
 def work(tmp_path_factory) -> Path:
+    kept = os.environ.get("SCALEOUT_WORK")
+    if kept:
+        Path(kept).mkdir(parents=True, exist_ok=True)
+        return Path(kept)
     return tmp_path_factory.mktemp("scaleout")
 
 

@@ -23,8 +23,6 @@ from taxi_rsp.rdf.nquads import write_nquads
 from taxi_rsp.rdf.terms import IRI, BNode, DateTime, Literal
 
 PROV = URIRef(PROV_GENERATED_AT)
-# rdflib 7 warns about its own use of Dataset.default_context while parsing.
-pytestmark = pytest.mark.filterwarnings("ignore:Dataset.default_context is deprecated:DeprecationWarning")
 
 
 def parse(text: str) -> rdflib.Dataset:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from taxi_rsp.engine.ops.match import TripleIndex, index_triples
+from taxi_rsp.engine.ops.match import TripleIndex, index_triples, variable_positions
 from taxi_rsp.errors import UserError
 from taxi_rsp.lang.ast import TriplePattern, Var
 from taxi_rsp.rdf.dictionary import Dictionary
@@ -179,11 +179,7 @@ class _CompiledBGP:
     expected matches given the variables bound so far (index nested loops)."""
 
     def __init__(self, triples: tuple[TriplePattern, ...], dictionary: Dictionary) -> None:
-        names: dict[str, int] = {}
-        for triple in triples:
-            for node in (triple.s, triple.p, triple.o):
-                if isinstance(node, Var) and node.name not in names:
-                    names[node.name] = len(names)
+        names = variable_positions(triples)
         self.schema = tuple(names)
         self.patterns = []
         for t in triples:

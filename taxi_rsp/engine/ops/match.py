@@ -36,15 +36,26 @@ def index_triples(triples: Iterable[tuple[int, int, int]]) -> TripleIndex:
     return index
 
 
+def variable_positions(triples: Iterable[TriplePattern]) -> dict[str, int]:
+    """Each variable's column in the rows a BGP produces, in order of first appearance.
+
+    >>> from taxi_rsp.rdf.terms import IRI
+    >>> variable_positions([TriplePattern(Var("t"), IRI("urn:p"), Var("x"))])
+    {'t': 0, 'x': 1}
+    """
+    names: dict[str, int] = {}
+    for triple in triples:
+        for node in (triple.s, triple.p, triple.o):
+            if isinstance(node, Var) and node.name not in names:
+                names[node.name] = len(names)
+    return names
+
+
 class BGPMatcher:
     """Compiled triple patterns; ``match(index)`` returns rows laid out by ``schema``."""
 
     def __init__(self, triples: tuple[TriplePattern, ...], dictionary: Dictionary) -> None:
-        names: dict[str, int] = {}
-        for triple in triples:
-            for node in (triple.s, triple.p, triple.o):
-                if isinstance(node, Var) and node.name not in names:
-                    names[node.name] = len(names)
+        names = variable_positions(triples)
         self.schema = tuple(names)
         # Most selective first: constant predicates, then constant subjects/objects.
         ordered = sorted(
