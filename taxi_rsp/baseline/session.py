@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 DEFAULT_MASTER = "local[*]"
+PROJECT_PACKAGES = ("taxi_rsp", "feeder", "listener")
+_SKIPPED_IN_ZIP = {"__pycache__", "samples"}  # bytecode; the bundled example data (MBs)
 JAVA_FIX = ("install a Java 17 runtime (Debian: `apt-get install -y openjdk-17-jre-headless`) "
             "or set JAVA_HOME to its folder")
 
@@ -79,13 +81,18 @@ def spark_session(master: str = DEFAULT_MASTER, app_name: str = "taxi-rsp-baseli
 
 
 def _package_zip() -> Path:
-    """A zip of the installed ``taxi_rsp`` package, for executors of a remote cluster."""
+    """A zip of the project's packages (``taxi_rsp`` and the ``feeder`` and ``listener``
+    the engine imports, for `run --spark`), for executors of a remote cluster. Data
+    files go in too: the query grammar is read with importlib.resources."""
+    import importlib
     import tempfile
     import zipfile
 
-    package = Path(__file__).resolve().parents[1]
     target = Path(tempfile.mkdtemp(prefix="taxi-rsp-")) / "taxi_rsp.zip"
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
-        for path in package.rglob("*.py"):
-            archive.write(path, path.relative_to(package.parent))
+        for name in PROJECT_PACKAGES:
+            package = Path(importlib.import_module(name).__file__).resolve().parent
+            for path in package.rglob("*"):
+                if path.is_file() and not _SKIPPED_IN_ZIP.intersection(path.relative_to(package).parts):
+                    archive.write(path, path.relative_to(package.parent))
     return target
