@@ -114,6 +114,17 @@ def test_adversarial_file_short_windows(tmp_path: Path) -> None:
     _check_cuts(path, tmp_path, [list(range(2, len(lines) + 1)), sorted(marks.values())], params)
 
 
+def test_stages_are_reported(tmp_path: Path) -> None:
+    # A long partitioned run says what it is doing (the CLI prints these lines).
+    lines, _ = adversarial_lines()
+    path = write_lines(tmp_path / "adv.csv", lines)
+    said: list[str] = []
+    run_partitioned(_config(path, tmp_path / "out"), local_map, 3, report=said.append)
+    assert [line.split(":")[0] for line in said[:2]] == ["stage 1/2", "stage 2/2"]
+    assert f"{len(lines):,} lines scanned" in said[1] and "running 3 chunks" in said[1]
+    assert said[2].startswith("chunks done in")
+
+
 def test_time_jump_far_before_the_chunk(tmp_path: Path) -> None:
     lines = time_jump_lines()
     path = write_lines(tmp_path / "jump.csv", lines)

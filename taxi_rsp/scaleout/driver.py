@@ -100,12 +100,16 @@ def run_partitioned(config: RunConfig, mapper: Mapper, chunks: int,
         path = str(config.input)
         ranges = (ranges_at_lines(config.input, list(cut_lines)) if cut_lines is not None
                   else split_ranges(config.input, chunks))
+        report(f"stage 1/2: scanning {len(ranges)} byte ranges of {config.input}")
         scans = mapper(lambda r: scan_range(path, *r, checkpoint_spacing), ranges)
         tasks = plan_chunks(scans, longest)
         scanned = time.perf_counter()
+        report(f"stage 2/2: {sum(s.lines for s in scans):,} lines scanned in {scanned - started:.1f} s; "
+               f"running {len(tasks)} chunks, each warmed up over the longest window ({longest / 60_000:g} min)")
         folder = str(parts)
         results = mapper(lambda t: run_chunk(job, t, folder), tasks)
         replayed = time.perf_counter()
+        report(f"chunks done in {replayed - scanned:.1f} s; concatenating their outputs in order")
         for name, handle in handles.items():
             concatenate(results, parts, name, handle)
         outputs.commit()
