@@ -7,9 +7,10 @@
 Environment: ``SCALEOUT_INPUT`` (default: the real sample), ``SCALEOUT_QUERIES`` (default
 ``q1``), ``SCALEOUT_PARTITIONS`` (chunk counts, default ``2``), ``SCALEOUT_MASTER``
 (default ``local[2]``), ``SCALEOUT_WORK`` (a folder kept between invocations, so the
-one-core sequential run and the Spark run can be timed separately, e.g. ``-k sequential``
-then ``-k spark``, and the Spark output is still checked against the sequential one). Each configuration runs once (a run is long and its output is
-checked against the sequential one); ``extra_info`` and ``cache/scaleout_results.json``
+one-core sequential run and the Spark run can be timed separately, ``-k test_sequential``
+then ``-k test_spark`` (not ``-k spark``: the module's marker matches every test), and the
+Spark output is still checked against the sequential one). Each configuration runs once
+(a run is long and its output is checked against the sequential one); ``extra_info`` and ``cache/scaleout_results.json``
 get wall and CPU seconds, the load average, the commit and the per-chunk figures
 (lines, warm-up lines, warm-up and run CPU seconds) that docs/scaling.md builds on.
 """
