@@ -32,6 +32,7 @@ def test_run_writes_outputs_and_summary(tmp_path: Path, capsys) -> None:
     assert len(q2) == 1 and len(q2[0].split(",")) == 43 and ",321.339,1,3.50,3.5000," in q2[0]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["lines_read"] == 2 and summary["rejected"]["field_count"] == 1
+    assert 0 <= summary["cpu_seconds"] <= summary["exec_seconds"] + 1  # one thread: CPU ≲ wall
     assert (out / "rejects.csv").read_text().splitlines()[1] == "2,field_count,bad line"
     assert not list(out.glob(".*.partial"))
     assert "2 lines" in capsys.readouterr().out

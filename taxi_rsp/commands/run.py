@@ -106,8 +106,9 @@ def main(args: argparse.Namespace) -> int:
     else:
         summary = run(config, report=print)
     rejected = sum(summary["rejected"].values())
+    cpu = f", {summary['cpu_seconds']:.2f} CPU s" if "cpu_seconds" in summary else ""
     print(f"read {summary['lines_read']:,} lines: {summary['accepted']:,} accepted, {rejected:,} rejected "
-          f"in {summary['exec_seconds']:.2f} s ({summary['events_per_second'] or 0:,.0f} events/s)")
+          f"in {summary['exec_seconds']:.2f} s ({summary['events_per_second'] or 0:,.0f} events/s{cpu})")
     for name, count in summary["emitted"].items():
         delays = summary["delay_ms"][name]
         delay_text = f", delay mean {delays['mean']:.3f} ms p99 {delays['p99']:.3f} ms" if delays["mean"] is not None else ""
