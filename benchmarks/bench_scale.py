@@ -166,13 +166,8 @@ def test_engine(benchmark, workload: str, scale_file: Path, cache_dir: Path, res
     measured_at = commit()  # others may commit while a long run is going
     queries = WORKLOADS[workload]
     query_args = [arg for q in queries for arg in ("--query", q)]
-    runs: list[dict] = []
-
-    def run_engine() -> None:
-        runs.append(timed(CLI + ["run", str(scale_file), "--out", str(out), "--no-progress", *query_args]))
-
-    benchmark.pedantic(run_engine, rounds=1, iterations=1)
-    run = runs[-1]
+    argv = CLI + ["run", str(scale_file), "--out", str(out), "--no-progress", *query_args]
+    run = benchmark.pedantic(timed, args=(argv,), rounds=1, iterations=1)
     assert run["rc"] == 0, run["stderr"]
     summary = json.loads((out / "summary.json").read_text())
     exec_s = float(summary["exec_seconds"])
