@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from taxi_rsp.algebra import plan as P
+from taxi_rsp.engine.compiled.aggregate import fuse_group
 from taxi_rsp.engine.expr import compile_expr
 from taxi_rsp.engine.ops.base import Operator
 from taxi_rsp.engine.ops.distinct import DistinctOp
@@ -62,10 +63,13 @@ class PhysicalPlan:
 
 class PlanBuilder:
     def __init__(self, dictionary: Dictionary, static: StaticStore, top_k: str = "auto",
-                 pipelines: PipelineRegistry | None = None) -> None:
+                 pipelines: PipelineRegistry | None = None, compiled: bool = True) -> None:
         """``top_k``: "auto" (TMA when the ORDER BY score is monotone), "sorted" or "tma";
-        ``pipelines``: the engine's shared per-event pipelines (a private one if None)."""
+        ``pipelines``: the engine's shared per-event pipelines (a private one if None);
+        ``compiled``: use compiled sub-plans (:mod:`taxi_rsp.engine.compiled`) where they
+        apply, else the reference operators only."""
         self.top_k = top_k
+        self.compiled = compiled
         self.pipelines = pipelines or PipelineRegistry(dictionary)
         self.dictionary = dictionary
         self.static = static
@@ -139,6 +143,8 @@ class PlanBuilder:
                 return union
             case P.Group():
                 child = self.build(node.child)
+                if (fused := self._compiled_group(child, node)) is not None:
+                    return fused
                 aggregates = [
                     (var, agg.name, agg.distinct,
                      None if agg.arg is None else self._compile(agg.arg, child.schema))
@@ -185,6 +191,8 @@ class PlanBuilder:
         feeding all their consumers."""
         kept: dict[tuple, WindowScan] = {}
         for window in list(self.windows):
+            if not isinstance(window, WindowScan):
+                continue  # compiled operators match and derive on their own
             leaf = window.share(self.pipelines)
             if leaf is None:
                 continue
@@ -222,6 +230,17 @@ class PlanBuilder:
         self._connect(left, op.push_left)
         self._connect(right, op.push_right)
         return op
+
+    def _compiled_group(self, child: Operator, node: P.Group) -> Operator | None:
+        """GROUP BY straight over a window (and its fused steps) as one compiled operator."""
+        if not self.compiled or not isinstance(child, WindowScan) or id(child) in self._consumed:
+            return None
+        fused = fuse_group(child, node.keys, list(node.aggregates), self.dictionary, self._compile)
+        if fused is None:
+            return None
+        self.windows[self.windows.index(child)] = fused
+        self.operators[self.operators.index(child)] = fused
+        return fused
 
     def _tma(self, node: P.TopK) -> TmaTopKOp | None:
         """A TMA grid top-k when the first ORDER BY key is DESC of a variable defined by

@@ -361,6 +361,36 @@ class ChunkCompiler:
         self.slots = [self.slots[i] if i is not None else ("None", None, None) for i in positions]
         self.names = list(schema)
 
+    def encode(self, value: str, kind: Kind) -> str:
+        """Emit the id computation of a fast value; returns the local holding the id."""
+        return self._encode(value, kind)
+
+    def runtime(self) -> dict[str, object]:
+        """The helpers generated code refers to (string-id cache, exact conversions)."""
+        dictionary = self.dictionary
+        strings: dict[str, int] = {}
+        encode_value = dictionary.encode_value
+
+        def encode_fraction(value: Fraction) -> int:
+            # Dictionary.encode_value's rule without its type dispatch: inline when the
+            # value has at most 9 decimals and fits, else a Computed cell.
+            unit, rest = divmod(DECIMAL_SCALE, value.denominator)
+            if not rest:
+                scaled = value.numerator * unit
+                if PAYLOAD_MIN <= scaled <= PAYLOAD_MAX:
+                    return INLINE_FLAG | (T_DECIMAL << TYPE_SHIFT) | (scaled & PAYLOAD_MASK)
+            return encode_value(value)
+
+        def string_id(text: str) -> int:
+            if len(strings) >= _STRING_CACHE_LIMIT:
+                strings.clear()
+            found = strings[text] = encode_value(text)
+            return found
+
+        return dict(_F=Fraction, _Miss=_Miss, _strings=strings, _string_id=string_id,
+                    _encode_fraction=encode_fraction, _fmt=_fmt_decimal, _format_decimal=format_decimal,
+                    _trunc=_trunc_div, math=math)
+
     def finish(self, generic: Callable[[tuple], tuple | None]) -> Callable[[tuple], tuple | None]:
         """The compiled chain: row -> derived row, or None when a FILTER drops it."""
         w = self.w
@@ -379,30 +409,7 @@ class ChunkCompiler:
         result = "(" + ", ".join(outputs) + ("," if len(outputs) == 1 else "") + ")"
         src.append(f"        return {result}")
         src += ["    except Exception:", "        return _generic(row)"]
-        dictionary = self.dictionary
-        strings: dict[str, int] = {}
-        encode_value = dictionary.encode_value
-
-        def encode_fraction(value: Fraction) -> int:
-            # Dictionary.encode_value's rule without its type dispatch: inline when the
-            # value has at most 9 decimals and fits, else a Computed cell.
-            unit, rest = divmod(DECIMAL_SCALE, value.denominator)
-            if not rest:
-                scaled = value.numerator * unit
-                if PAYLOAD_MIN <= scaled <= PAYLOAD_MAX:
-                    return INLINE_FLAG | (T_DECIMAL << TYPE_SHIFT) | (scaled & PAYLOAD_MASK)
-            return encode_value(value)
-
-        def string_id(text: str) -> int:
-            if len(strings) >= _STRING_CACHE_LIMIT:
-                strings.clear()
-            found = strings[text] = dictionary.encode_value(text)
-            return found
-
-        namespace = dict(w.consts, _F=Fraction, _Miss=_Miss, _generic=generic, _strings=strings,
-                         _string_id=string_id, _encode_fraction=encode_fraction,
-                         _fmt=_fmt_decimal, _format_decimal=format_decimal, _trunc=_trunc_div,
-                         math=math)
+        namespace = dict(w.consts, _generic=generic, **self.runtime())
         source = "\n".join(src)
         exec(compile(source, "<taxi_rsp pipeline>", "exec"), namespace)  # noqa: S102 - our own source
         chunk = namespace["chunk"]

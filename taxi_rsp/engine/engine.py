@@ -33,11 +33,14 @@ from taxi_rsp.rdf.events import GraphEvent
 
 class Engine:
     def __init__(self, dictionary: Dictionary | None = None, top_k: str = "auto",
-                 share_pipelines: bool = True) -> None:
+                 share_pipelines: bool = True, compiled: bool = True) -> None:
         """``top_k`` chooses the ORDER BY ... LIMIT operator: "auto" (TMA grid top-k when
         the score is monotone, else a sorted relation), "sorted" or "tma".
         ``share_pipelines=False`` keeps each query's matches and fused steps to itself
-        (for measuring what sharing across queries saves)."""
+        (for measuring what sharing across queries saves). ``compiled=False`` runs the
+        reference operators only (no compiled sub-plans), for differential tests and
+        before/after measurements."""
+        self.compiled = compiled
         self.share_pipelines = share_pipelines
         self.dictionary = dictionary or Dictionary()
         self.top_k = top_k
@@ -76,7 +79,8 @@ class Engine:
             query = RegisteredQuery(name, ast, logical, leader.physical, self.dictionary, leader=leader)
         else:
             physical = PlanBuilder(self.dictionary, self.static, self.top_k,
-                                   self.pipelines if self.share_pipelines else None).build_query(logical)
+                                   self.pipelines if self.share_pipelines else None,
+                                   compiled=self.compiled).build_query(logical)
             query = RegisteredQuery(name, ast, logical, physical, self.dictionary)
             self._by_plan.setdefault(key, query)
             self._leaders.append(query)

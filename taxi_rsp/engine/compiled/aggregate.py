@@ -1,0 +1,436 @@
+"""A window, its fused stateless steps and the GROUP BY above it, as one generated operator.
+
+In the reference plan an arriving mapping travels: BGP match → a row tuple → the fused
+steps (one generated chunk) → a delta list → :class:`~taxi_rsp.engine.ops.group.GroupOp`,
+which decodes every argument id to a Python value (``Fraction`` for decimals) and updates
+generic accumulator objects. Here the whole path is one generated function per event
+path (Neumann, VLDB 2011: the group-by is the pipeline breaker, everything below it is
+fused):
+
+* **arrival** ``insert(row, expiry)``: decode the input ids into locals, run the
+  FILTER/BIND code of :class:`~taxi_rsp.engine.codegen.ChunkCompiler`, compute the group
+  key ids and the aggregate arguments as plain ``int`` s (decimals as integers scaled by
+  a compile-time power of ten), update the group's state in place;
+* **expiry** ``expire(until)``: pop the window's oldest entries and revert them with the
+  values stored in the entry — no expression is evaluated again (tree-based mappings of
+  CQELS DEBS 2015 §3.1, here flattened to one tuple per mapping).
+
+Group state is a plain list per group: ``[rows, last output, agg state…]`` with
+COUNT/SUM/AVG as integers, MIN/MAX as a monotonic deque (the window retracts in arrival
+order, so the sliding-window maximum is amortised O(1)) and MEDIAN as a sorted ``list``
+(bisect; exact, the two middle values' mean without ``Fraction`` unless it needs one).
+
+The generated function is specialised on the type codes of the first row (like the
+fused chunks). A row that misses a guard or raises takes the *slow path*: the reference
+step closures and aggregate arguments decide it, and its values enter the same state
+when they have the compiled kinds. When they do not (a string where a number was seen,
+an aggregate argument that errors), the operator *deoptimises* once: the window's
+content is replayed into a reference :class:`GroupOp`, which takes over with the same
+last outputs, so what downstream has seen stays consistent.
+
+>>> from taxi_rsp.engine.engine import Engine
+>>> q = Engine().register(
+...     'SELECT ?k (COUNT(*) AS ?n) WHERE { STREAM <http://s> [RANGE 1m] { ?x <http://p> ?k } } GROUP BY ?k', "demo")
+>>> type(q.physical.windows[0]).__name__
+'CompiledAggregate'
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, insort
+from collections import deque
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
+
+from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss
+from taxi_rsp.engine.expr import Compiled, ExprError
+from taxi_rsp.engine.ops.base import Delta, Operator, Row
+from taxi_rsp.engine.ops.group import GroupOp
+from taxi_rsp.engine.ops.match import BGPMatcher, TripleIndex
+from taxi_rsp.engine.ops.window import WindowScan
+from taxi_rsp.lang import ast
+from taxi_rsp.lang.ast import WindowSpec
+from taxi_rsp.rdf.dictionary import (
+    INLINE_FLAG,
+    PAYLOAD_MASK,
+    PAYLOAD_MAX,
+    PAYLOAD_MIN,
+    T_DECIMAL,
+    T_INTEGER,
+    TYPE_SHIFT,
+    Dictionary,
+)
+
+FUSABLE = ("COUNT", "SUM", "AVG", "MIN", "MAX", "MEDIAN")
+_INT_HEAD = INLINE_FLAG | (T_INTEGER << TYPE_SHIFT)
+_DEC_HEAD = INLINE_FLAG | (T_DECIMAL << TYPE_SHIFT)
+_FIRST_STATE = 2  # state[0] = rows, state[1] = last output row, then one slot per aggregate
+
+
+class _Deopt(Exception):
+    """A value the compiled state cannot hold exactly: hand over to the reference."""
+
+
+class CompiledAggregate(Operator):
+    """Window + fused steps + GROUP BY; a drop-in for the WindowScan/GroupOp pair
+    (window API: ``stream``, ``spec``, ``next_expiry``, ``expire``, ``insert``)."""
+
+    compiled = True
+
+    def __init__(self, window: WindowScan, keys: tuple[str, ...],
+                 aggregates: list[tuple[str, str, bool, Any, Compiled | None]],
+                 dictionary: Dictionary) -> None:
+        """``aggregates``: (output variable, name, distinct, argument expression, its
+        reference closure over the window's output schema)."""
+        super().__init__(keys + tuple(a[0] for a in aggregates))
+        self.stream = window.stream
+        self.spec: WindowSpec = window.spec
+        self.range_ms: int = window.range_ms  # type: ignore[assignment]
+        self.matcher: BGPMatcher = window.matcher
+        self.dictionary = dictionary
+        self._window_schema = window.schema
+        self._descriptions = [s.description for s in window._specs or ()]
+        self._derive = window._derive  # the reference steps: row -> derived row or None
+        self._key_pos = tuple(window.schema.index(k) for k in keys)
+        self._keys = keys
+        self._aggs = [(name, arg_expr, closure) for _, name, _, arg_expr, closure in aggregates]
+        self._reference = GroupOp(window.schema, keys, [(v, n, d, c) for v, n, d, _, c in aggregates], dictionary)
+        self._reference._sinks = self._sinks  # its deltas go to this operator's consumers
+        self._entries: deque = deque()
+        self._groups: dict[tuple, list] = {}
+        self._dirty: dict[tuple, Row | None] = {}
+        self._implicit = not keys
+        self._insert: Callable[[Row, int], None] = self._first_insert
+        self._kinds: list[Any] = []
+        self.mode = "pending"  # compiled on the first row; "compiled" | "reference"
+        self.source = ""
+        if self._implicit:
+            self._groups[()] = self._new_state_for_implicit()
+            self._dirty[()] = None
+
+    # -- window API ------------------------------------------------------------------
+    def next_expiry(self) -> int | None:
+        return self._entries[0][0] if self._entries else None
+
+    def expire(self, until: int) -> None:
+        entries = self._entries
+        if entries and entries[0][0] <= until:
+            self._expire(until)
+
+    def insert(self, time: int, index: TripleIndex) -> None:
+        rows = self.matcher.match(index)
+        if rows:
+            expiry = time + self.range_ms
+            insert = self._insert
+            for row in rows:
+                insert(row, expiry)
+
+    def flush(self) -> None:
+        if self.mode == "reference":
+            self._reference.flush()
+        elif self._dirty:
+            self._flush()
+
+    def state_size(self) -> int:
+        return len(self._entries)
+
+    def describe(self) -> str:
+        steps = len(self._descriptions)
+        return (f"CompiledAggregate[{self.spec.kind}] window + {steps} steps + group by "
+                f"{', '.join('?' + k for k in self._keys) or '()'} ({self.mode})")
+
+    # -- compilation -------------------------------------------------------------------
+    def _first_insert(self, row: Row, expiry: int) -> None:
+        try:
+            self._compile(row)
+            self.mode = "compiled"
+        except NoFast:
+            self._go_reference()
+        self._insert(row, expiry)
+
+    def _compile(self, sample: Row) -> None:
+        codes = {i: (v >> TYPE_SHIFT) & 0xF for i, v in enumerate(sample)
+                 if type(v) is int and v & INLINE_FLAG}
+        c = ChunkCompiler(self.dictionary, self.matcher.schema, codes)
+        for step in self._descriptions:
+            if step[0] == "filter":
+                c.add_filter(step[1])
+            elif step[0] == "extend":
+                c.add_extend(step[1], step[2])
+            else:
+                c.add_project(step[1], step[2])
+        key_ids = [self._key_id(c, k) for k in self._keys]
+        arg_codes: list[str] = []
+        kinds: list[Any] = []
+        for name, arg, _ in self._aggs:
+            code, kind = self._argument(c, name, arg)
+            arg_codes.append(code)
+            kinds.append(kind)
+        self._kinds = kinds
+        w = c.w
+        args = [f"a{j}" for j in range(len(self._aggs))]
+        key = "(" + ", ".join(key_ids) + ("," if len(key_ids) == 1 else "") + ")"
+        unpack = ", ".join(f"x{i}" for i in range(len(self.matcher.schema)))
+        guard = " or ".join(f"(x{i} >> {TYPE_SHIFT}) != {h}" for i, h in sorted(w.guards.items()))
+        body = [f"        {line}" for line in w.lines]
+        src = ["def insert(row, expiry):", "    try:"]
+        if unpack:
+            src.append(f"        {unpack}, = row")
+        if guard:
+            src.append(f"        if {guard}: raise _Miss")
+        src += [line.replace("return None", "return") for line in body]
+        src.append(f"        key = {key}")
+        src += [f"        {a} = {code}" for a, code in zip(args, arg_codes)]
+        src += ["    except Exception:", "        return _slow(row, expiry)"]
+        src += self._apply_lines(args, "    ")
+        src += ["", f"def apply(row, expiry, key, {', '.join(args)}):" if args else "def apply(row, expiry, key):"]
+        src += self._apply_lines(args, "    ")
+        src += ["", "def expire(until):", "    popleft = entries.popleft"]
+        src += ["    while entries and entries[0][0] <= until:",
+                f"        _, _, key{''.join(', ' + a for a in args)} = popleft()",
+                "        st = groups[key]",
+                "        if key not in dirty:",
+                "            dirty[key] = st[1]",
+                "        st[0] -= 1"]
+        src += [f"        {line}" for j, a in enumerate(args) for line in self._revert(j, a)]
+        src += ["", "def flush():", "    out = []", "    append = out.append"]
+        src += ["    for key, old in dirty.items():",
+                "        st = groups[key]",
+                "        if st[0] == 0 and not implicit:",
+                "            new = None",
+                "            del groups[key]",
+                "        else:",
+                f"            new = key + ({''.join(self._result(j) + ', ' for j in range(len(args)))})",
+                "        st[1] = new",
+                "        if old != new:",
+                "            if old is not None:",
+                "                append((old, -1))",
+                "            if new is not None:",
+                "                append((new, 1))",
+                "    dirty.clear()",
+                "    if out:",
+                "        emit(out)"]
+        self.source = "\n".join(src)
+        namespace = dict(w.consts)
+        namespace.update(c.runtime())
+        namespace.update(
+            _Miss=_Miss, _slow=self._slow_insert, entries=self._entries, groups=self._groups,
+            dirty=self._dirty, implicit=self._implicit, emit=self.emit, deque=deque,
+            insort=insort, bisect_left=bisect_left, _int_id=self._int_id, _dec_id=self._dec_id,
+            _median_id=self._median_id, _avg_id=self._avg_id,
+        )
+        exec(compile(self.source, "<taxi_rsp compiled aggregate>", "exec"), namespace)  # noqa: S102 - our own source
+        self._insert = namespace["insert"]
+        self._apply = namespace["apply"]
+        self._expire = namespace["expire"]
+        self._flush = namespace["flush"]
+
+    @staticmethod
+    def _key_id(c: ChunkCompiler, name: str) -> str:
+        if name not in c.names:
+            raise NoFast(name)  # an unbound key: the reference decides
+        ident, value, kind = c.slots[c.names.index(name)]
+        if ident is not None and ident.startswith("x"):
+            return ident
+        if ident is not None or value is None:
+            raise NoFast(name)
+        return c.encode(value, kind)
+
+    @staticmethod
+    def _argument(c: ChunkCompiler, name: str, arg: Any) -> tuple[str, Any]:
+        """Source of an aggregate's per-row value and its kind ("I", ("D", s) or "C"
+        for a COUNT contribution)."""
+        if name not in FUSABLE:
+            raise NoFast(name)
+        if name == "COUNT":
+            if arg is None:
+                return "1", "C"
+            if isinstance(arg, ast.Var) and arg.name in c.names:
+                ident, value, _ = c.slots[c.names.index(arg.name)]
+                if (ident is not None and ident.startswith("x")) or (ident is None and value is not None):
+                    return "1", "C"  # bound on this path (an extend error goes slow)
+            raise NoFast(arg)  # COUNT(expression): the reference counts its non-errors
+        code, kind = c.expr(arg)
+        if kind == "I" or (isinstance(kind, tuple) and kind[1] <= 9):
+            return code, kind
+        raise NoFast(arg)
+
+    def _apply_lines(self, args: list[str], pad: str) -> list[str]:
+        lines = [f"entries.append((expiry, row, key{''.join(', ' + a for a in args)}))",
+                 "st = groups.get(key)",
+                 "if st is None:",
+                 f"    st = groups[key] = [0, None{''.join(', ' + self._init(j) for j in range(len(args)))}]",
+                 "if key not in dirty:",
+                 "    dirty[key] = st[1]",
+                 "st[0] += 1"]
+        for j, a in enumerate(args):
+            lines += self._update(j, a)
+        return [pad + line for line in lines]
+
+    def _init(self, j: int) -> str:
+        name = self._aggs[j][0]
+        return {"COUNT": "0", "SUM": "0", "AVG": "0", "MIN": "deque()", "MAX": "deque()", "MEDIAN": "[]"}[name]
+
+    def _update(self, j: int, a: str) -> list[str]:
+        name, slot = self._aggs[j][0], f"st[{_FIRST_STATE + j}]"
+        if name in ("COUNT", "SUM", "AVG"):
+            return [f"{slot} += {a}"]
+        if name in ("MIN", "MAX"):
+            beaten = "<" if name == "MAX" else ">"
+            return [f"q = {slot}", f"while q and q[-1] {beaten} {a}:", "    q.pop()", f"q.append({a})"]
+        return [f"insort({slot}, {a})"]
+
+    def _revert(self, j: int, a: str) -> list[str]:
+        name, slot = self._aggs[j][0], f"st[{_FIRST_STATE + j}]"
+        if name in ("COUNT", "SUM", "AVG"):
+            return [f"{slot} -= {a}"]
+        if name in ("MIN", "MAX"):
+            # FIFO retraction: the oldest value leaves; it heads the deque iff no later
+            # value beat it (equal values are all kept, so duplicates pair up in order).
+            return [f"q = {slot}", f"if q[0] == {a}:", "    q.popleft()"]
+        return [f"q = {slot}", f"del q[bisect_left(q, {a})]"]
+
+    def _result(self, j: int) -> str:
+        name, kind, slot = self._aggs[j][0], self._kinds[j], f"st[{_FIRST_STATE + j}]"
+        if name == "COUNT":
+            return f"_int_id({slot})"
+        scale = 0 if kind == "I" else kind[1]
+        if name == "SUM":
+            # Reference: a running total that starts at int 0 (no rows: the integer 0).
+            return f"(_int_id({slot}) if st[0] == 0 else {self._id_of(slot, kind)})"
+        if name == "AVG":
+            return f"_avg_id({slot}, st[0], {scale})"
+        if name in ("MIN", "MAX"):
+            return f"({self._id_of(slot + '[0]', kind)} if {slot} else None)"
+        return f"_median_id({slot}, {scale}, {kind == 'I'})"
+
+    @staticmethod
+    def _id_of(value: str, kind: Any) -> str:
+        if kind == "I":
+            return f"_int_id({value})"
+        return f"_dec_id({value}, {kind[1]})"
+
+    # -- result ids (the same ids Dictionary.encode_value gives the reference's values) -
+    def _int_id(self, value: int) -> int:
+        if PAYLOAD_MIN <= value <= PAYLOAD_MAX:
+            return _INT_HEAD | (value & PAYLOAD_MASK)
+        return self.dictionary.encode_value(value)
+
+    def _dec_id(self, scaled: int, scale: int) -> int:
+        value = scaled * 10 ** (9 - scale)
+        if PAYLOAD_MIN <= value <= PAYLOAD_MAX:
+            return _DEC_HEAD | (value & PAYLOAD_MASK)
+        return self.dictionary.encode_value(Fraction(scaled, 10**scale))
+
+    def _median_id(self, values: list[int], scale: int, integers: bool) -> int | None:
+        n = len(values)
+        if n == 0:
+            return None  # the reference's MEDIAN of nothing is an error: unbound
+        if n % 2:
+            middle = values[n // 2]
+            return self._int_id(middle) if integers else self._dec_id(middle, scale)
+        total = values[n // 2 - 1] + values[n // 2]  # mean of the two middle values
+        doubled = total * 10 ** (9 - scale)
+        if doubled % 2 == 0:
+            return self._dec_id(doubled // 2, 9)
+        return self.dictionary.encode_value(Fraction(total, 2 * 10**scale))
+
+    def _avg_id(self, total: int, n: int, scale: int) -> int:
+        if n == 0:
+            return self._int_id(0)
+        return self.dictionary.encode_value(Fraction(total, 10**scale * n))
+
+    # -- the slow path and the hand-over to the reference ---------------------------------
+    def _slow_insert(self, row: Row, expiry: int) -> None:
+        """A row the generated code could not take: the reference decides its values."""
+        derived = self._derive([row])  # stateless steps: at most one row
+        if not derived:
+            return
+        out = derived[0]
+        try:
+            values = [self._fast_value(closure, kind, out)
+                      for (_, _, closure), kind in zip(self._aggs, self._kinds)]
+        except _Deopt:
+            self._go_reference()
+            self._insert(row, expiry)
+            return
+        self._apply(row, expiry, tuple(out[i] for i in self._key_pos), *values)
+
+    @staticmethod
+    def _fast_value(closure: Compiled | None, kind: Any, row: Row) -> int:
+        """The compiled state's form of one aggregate argument (raises _Deopt)."""
+        if kind == "C":  # a COUNT contribution: 0 when the argument is an error
+            if closure is None:
+                return 1
+            try:
+                closure(row)
+            except ExprError:
+                return 0
+            return 1
+        try:
+            value = closure(row)  # type: ignore[misc]
+        except ExprError:
+            raise _Deopt from None
+        if kind == "I":
+            if type(value) is int:
+                return value
+        elif type(value) is Fraction:
+            scaled = value * 10 ** kind[1]
+            if scaled.denominator == 1:
+                return scaled.numerator
+        raise _Deopt
+
+    def _new_state_for_implicit(self) -> list:
+        return [0, None] + [[] if n == "MEDIAN" else deque() if n in ("MIN", "MAX") else 0
+                            for n, _, _ in self._aggs]
+
+    def _go_reference(self) -> None:
+        """Replay the window into the reference GroupOp, which carries on from the
+        outputs already emitted."""
+        reference = self._reference
+        for entry in self._entries:
+            for out in self._derive([entry[1]]):
+                reference.push([(out, 1)])
+        for key, state in reference._groups.items():
+            current = self._groups.get(key)
+            state.output = current[1] if current is not None else None
+        pending: dict[tuple, Row | None] = {}
+        for key, old in self._dirty.items():
+            if key not in reference._groups:
+                reference._groups[key] = reference._new_state()  # emptied: flush retracts it
+            reference._groups[key].output = old
+            pending[key] = old
+        reference._dirty = pending
+        self._groups.clear()
+        self._dirty.clear()
+        self.mode = "reference"
+        self._insert = self._reference_insert
+        self._expire = self._reference_expire
+
+    def _reference_insert(self, row: Row, expiry: int) -> None:
+        derived = self._derive([row])
+        if derived:
+            self._entries.append((expiry, row))
+            self._reference.push([(out, 1) for out in derived])
+
+    def _reference_expire(self, until: int) -> None:
+        entries = self._entries
+        gone: list[Delta] = []
+        while entries and entries[0][0] <= until:
+            gone.extend((out, -1) for out in self._derive([entries.popleft()[1]]))
+        self._reference.push(gone)
+
+
+def fuse_group(window: WindowScan, keys: tuple[str, ...], aggregates: list, dictionary: Dictionary,
+               compile_closure: Callable[[Any, tuple[str, ...]], Compiled]) -> CompiledAggregate | None:
+    """The compiled form of GROUP BY ``keys`` directly over ``window`` (with its fused
+    steps), or None when the shape is outside what :class:`CompiledAggregate` covers."""
+    if window.spec.kind not in ("RANGE", "NOW") or window._specs is None or len(window._outputs) != 1:
+        return None
+    if any(agg.distinct or agg.name not in FUSABLE for _, agg in aggregates):
+        return None
+    specs = [(var, agg.name, agg.distinct, agg.arg,
+              None if agg.arg is None else compile_closure(agg.arg, window.schema))
+             for var, agg in aggregates]
+    return CompiledAggregate(window, keys, specs, dictionary)
