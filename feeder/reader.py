@@ -22,7 +22,7 @@ from feeder.codecs import AxisCodec, ExactCodec, MoneyCodec, StringCodec, Timest
 from feeder.records import FeedStats, TripMeta
 from taxi_rsp.errors import UserError
 from taxi_rsp.rdf.dictionary import Dictionary
-from taxi_rsp.rdf.events import GraphEvent
+from taxi_rsp.rdf.events import GraphEvent, StarGraph, StarLayout
 from taxi_rsp.rdf.namespaces import RDF_TYPE, STREAMS, XSD_DECIMAL, XSD_INTEGER
 from taxi_rsp.rdf.terms import IRI
 from taxi_rsp.spec import FIELD_COUNT, FIELD_INDEX, Q1_GRID, Q2_GRID, REJECTS_HEADER
@@ -132,12 +132,14 @@ class Feeder:
         lat_get, lat_miss = self._lat.cache.get, self._lat.miss
         text_get, text_miss = self._strings.cache.get, self._strings.miss
         money_get, money_miss = self._money.cache.get, self._money.miss
-        (secs_codec, secs_at, secs_p), (dist_codec, dist_at, dist_p) = self._optional
+        (secs_codec, secs_at, _), (dist_codec, dist_at, _) = self._optional
         secs_get, secs_miss = secs_codec.cache.get, secs_codec.miss
         dist_get, dist_miss = dist_codec.cache.get, dist_codec.miss
         (medallion_p, hack_p, payment_p, pickup_p, dropoff_p, plon_p, plat_p, dlon_p, dlat_p,
-         seq_p, fare_p, tip_p, _, _) = self._p
+         seq_p, fare_p, tip_p, secs_p, dist_p) = self._p
         type_p, trip_class = self._type
+        layout = StarLayout((type_p, medallion_p, hack_p, pickup_p, dropoff_p, plon_p, plat_p, dlon_p, dlat_p,
+                             payment_p, seq_p, fare_p, tip_p, secs_p, dist_p))
         trip_id, graph_id, integer_id = self._trip_id, self._graph_id, self._integer_id
         stream = self.stream
         latest = self._latest_start  # the latest accepted drop-off, in ms
@@ -190,41 +192,32 @@ class Feeder:
                     outliers["q1"] += 1
                 if not mask & 2:
                     outliers["q2"] += 1
-            trip = trip_id(line_no)
+            # (terms are encoded in the order the triples list them: ids stay the same)
+            medallion_id = text_get(medallion) or text_miss(medallion)
             hack = fields[_HACK].strip()
+            hack_id = text_get(hack) or text_miss(hack)
             payment = fields[_PAYMENT].strip()
-            triples = [
-                (trip, type_p, trip_class),
-                (trip, medallion_p, text_get(medallion) or text_miss(medallion)),
-                (trip, hack_p, text_get(hack) or text_miss(hack)),
-                (trip, pickup_p, start[1]),
-                (trip, dropoff_p, end[1]),
-                (trip, plon_p, plon[0]),
-                (trip, plat_p, plat[0]),
-                (trip, dlon_p, dlon[0]),
-                (trip, dlat_p, dlat[0]),
-                (trip, payment_p, text_get(payment) or text_miss(payment)),
-                (trip, seq_p, integer_id(line_no)),
-            ]
+            payment_id = text_get(payment) or text_miss(payment)
             field = fields[_FARE].strip()
             fare = money_get(field) or money_miss(field)
             field = fields[_TIP].strip()
             tip = money_get(field) or money_miss(field)
             if fare is None or tip is None or fare[0] < 0 or tip[0] < 0:
                 stats.profit_excluded += 1
-            if fare is not None:
-                triples.append((trip, fare_p, fare[1]))
-            if tip is not None:
-                triples.append((trip, tip_p, tip[1]))
             field = fields[secs_at].strip()
-            found = secs_get(field) or secs_miss(field)
-            if found is not None:
-                triples.append((trip, secs_p, found))
+            secs = secs_get(field) or secs_miss(field)
             field = fields[dist_at].strip()
-            found = dist_get(field) or dist_miss(field)
-            if found is not None:
-                triples.append((trip, dist_p, found))
-            yield GraphEvent(line_no, end[0], tuple(triples), stream, graph_id(line_no),
+            dist = dist_get(field) or dist_miss(field)
+            # One star graph per trip: objects in layout order, None where a field has no
+            # triple; its triples are built only if a consumer iterates them.
+            graph = StarGraph(trip_id(line_no), layout, (
+                trip_class, medallion_id, hack_id, start[1], end[1], plon[0], plat[0], dlon[0], dlat[0],
+                payment_id, integer_id(line_no),
+                None if fare is None else fare[1],
+                None if tip is None else tip[1],
+                secs, dist,
+            ))
+            yield GraphEvent(line_no, end[0], graph, stream, graph_id(line_no),
                              TripMeta(line_no, pickup, dropoff, read_ns))
 
 

@@ -1,6 +1,7 @@
 """Shared per-event pipelines (taxi_rsp.engine.pipeline): windows whose match and fused
 steps coincide up to variable names compute them once per event, and sharing never
-changes a result."""
+changes a result. These are properties of the reference operators (compiled operators
+match and derive on their own), so the engines here run with ``compiled=False``."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def _rows(engine: Engine, query_names: list[str], path, limit: int) -> dict[str,
 
 
 def test_q2_not_exists_block_shares_the_empty_taxi_pipeline() -> None:
-    engine = Engine()
+    engine = Engine(compiled=False)
     query = engine.register(Q2, "q2")
     windows = query.physical.windows
     # profit window + one buffer for the two 30-minute blocks (outer and NOT EXISTS)
@@ -38,7 +39,7 @@ def test_q2_not_exists_block_shares_the_empty_taxi_pipeline() -> None:
 
 
 def test_same_query_twice_matches_once_per_event(sample_20d) -> None:
-    engine = Engine()
+    engine = Engine(compiled=False)
     engine.register(Q1, "a")
     engine.register(Q1.replace("?startCell ?endCell", "?s ?e").replace("AS ?startCell", "AS ?s")
                     .replace("AS ?endCell", "AS ?e"), "b")
@@ -46,14 +47,14 @@ def test_same_query_twice_matches_once_per_event(sample_20d) -> None:
     assert len(leaves) == 1
     root = next(iter(engine.pipelines._roots.values()))
     calls = 0
-    original = root.matcher.match
+    original = root.matcher.match_view
 
-    def counting(index):
+    def counting(view):
         nonlocal calls
         calls += 1
-        return original(index)
+        return original(view)
 
-    root.matcher.match = counting
+    root.matcher.match_view = counting
     rows = _rows(engine, ["a", "b"], sample_20d, 300)
     assert calls == 300 and rows["a"] == rows["b"] and rows["a"]
 
@@ -61,12 +62,12 @@ def test_same_query_twice_matches_once_per_event(sample_20d) -> None:
 def test_sharing_does_not_change_results(sample_20d) -> None:
     variants = {"q1": Q1, "q1_60": Q1.replace("${window=30m}", "60m"),
                 "q1_small": Q1.replace("?dy <= 300)", "?dy <= 170)"), "q2": Q2}
-    together = Engine()
+    together = Engine(compiled=False)
     for name, text in variants.items():
         together.register(text, name)
     shared = _rows(together, list(variants), sample_20d, 1500)
     for name, text in variants.items():
-        alone = Engine()
+        alone = Engine(compiled=False)
         alone.register(text, name)
         assert _rows(alone, [name], sample_20d, 1500)[name] == shared[name], name
     # the three Q1 variants share the match; the filter variant branches off late

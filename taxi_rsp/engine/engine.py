@@ -21,7 +21,7 @@ from pathlib import Path
 from taxi_rsp.algebra.optimize import optimize
 from taxi_rsp.algebra.translate import translate_query
 from taxi_rsp.engine.builder import PlanBuilder
-from taxi_rsp.engine.ops.match import index_triples
+from taxi_rsp.engine.ops.match import EventView
 from taxi_rsp.engine.pipeline import PipelineRegistry
 from taxi_rsp.engine.query import Listener, RegisteredQuery, Trigger
 from taxi_rsp.engine.static import StaticStore
@@ -99,7 +99,7 @@ class Engine:
             )
         self._last_time = time
         self.events += 1
-        index = None
+        view = EventView(event)  # the triple index is built only if a window needs it
         for query in self._leaders:
             expiry = query.next_expiry()
             while expiry is not None and expiry < time:
@@ -108,9 +108,7 @@ class Engine:
                 expiry = query.next_expiry()
             query.expire(time)
             if event.stream in query.streams:
-                if index is None:
-                    index = index_triples(event.triples)
-                query.insert(event, index)
+                query.insert(event, view)
             query.evaluate(Trigger(time, event))
 
     def run(self, events: Iterable[GraphEvent]) -> None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from taxi_rsp.engine.codegen import compile_chunk
-from taxi_rsp.engine.ops.match import BGPMatcher, TripleIndex
+from taxi_rsp.engine.ops.match import BGPMatcher, EventView
 from taxi_rsp.engine.ops.stateless import Step
 from taxi_rsp.lang import ast
 from taxi_rsp.lang.ast import Var
@@ -72,7 +72,7 @@ class PipelineNode:
         self.steps = steps
         self.children: list[PipelineNode] = []
         self._chunk: Step | None = None
-        self._index: TripleIndex | None = None
+        self._view: EventView | None = None
         self._rows: list[tuple] = []
         self.users = 0
 
@@ -91,17 +91,17 @@ class PipelineNode:
         descriptions = [s.description for s in self.steps]
         return compile_chunk(self.dictionary, self.steps[0].schema_in, descriptions, self._generic, sample)
 
-    def run(self, index: TripleIndex) -> list[tuple]:
-        """This node's rows for the event indexed by ``index`` (computed once per event)."""
-        if index is self._index:
+    def run(self, view: EventView) -> list[tuple]:
+        """This node's rows for the event of ``view`` (computed once per event)."""
+        if view is self._view:
             return self._rows
-        rows = self.matcher.match(index) if self.parent is None else self.parent.run(index)
+        rows = self.matcher.match_view(view) if self.parent is None else self.parent.run(view)
         if self.steps and rows:
             chunk = self._chunk
             if chunk is None:
                 chunk = self._chunk = self._compile(rows[0])
             rows = [out for out in map(chunk, rows) if out is not None]
-        self._index, self._rows = index, rows
+        self._view, self._rows = view, rows
         return rows
 
     def describe(self) -> str:
@@ -148,7 +148,7 @@ class PipelineRegistry:
         parent.children[parent.children.index(node)] = upper
         node.parent, node.steps = upper, node.steps[at:]
         node._chunk = None
-        node._index = None
+        node._view = None
         upper.children.append(node)
         return upper
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from taxi_rsp.algebra.plan import LogicalPlan
 from taxi_rsp.engine.builder import PhysicalPlan
 from taxi_rsp.engine.ops.base import Delta
-from taxi_rsp.engine.ops.match import TripleIndex
+from taxi_rsp.engine.ops.match import EventView
 from taxi_rsp.lang.ast import Query, Var
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.events import GraphEvent
@@ -103,10 +103,10 @@ class RegisteredQuery:
         for window in self.physical.windows:
             window.expire(until)
 
-    def insert(self, event: GraphEvent, index: TripleIndex) -> None:
+    def insert(self, event: GraphEvent, view: EventView) -> None:
         for window in self.physical.windows:
             if window.stream == event.stream:
-                window.insert(event.time, index)
+                window.insert(event.time, view)
 
     # -- R2S ---------------------------------------------------------------------------
     def _collect(self, deltas: list[Delta]) -> None:

@@ -47,7 +47,7 @@ from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss
 from taxi_rsp.engine.expr import Compiled, ExprError
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.group import GroupOp
-from taxi_rsp.engine.ops.match import BGPMatcher, TripleIndex
+from taxi_rsp.engine.ops.match import BGPMatcher, EventView
 from taxi_rsp.engine.ops.window import WindowScan
 from taxi_rsp.lang import ast
 from taxi_rsp.lang.ast import WindowSpec
@@ -118,8 +118,8 @@ class CompiledAggregate(Operator):
         if entries and entries[0][0] <= until:
             self._expire(until)
 
-    def insert(self, time: int, index: TripleIndex) -> None:
-        rows = self.matcher.match(index)
+    def insert(self, time: int, view: EventView) -> None:
+        rows = self.matcher.match_view(view)
         if rows:
             expiry = time + self.range_ms
             insert = self._insert

@@ -18,8 +18,28 @@ from collections.abc import Iterable
 
 from taxi_rsp.lang.ast import TriplePattern, Var
 from taxi_rsp.rdf.dictionary import Dictionary
+from taxi_rsp.rdf.events import GraphEvent, StarGraph, StarLayout
 
 TripleIndex = dict  # predicate id -> list of (subject id, object id); key None -> all triples
+_UNSET = object()
+
+
+class EventView:
+    """One graph event as the windows see it: its triple index is built on first use,
+    once for all windows; a :class:`StarGraph` event is matched without one."""
+
+    __slots__ = ("event", "_index")
+
+    def __init__(self, event: GraphEvent) -> None:
+        self.event = event
+        self._index: TripleIndex | None = None
+
+    @property
+    def index(self) -> TripleIndex:
+        index = self._index
+        if index is None:
+            index = self._index = index_triples(self.event.triples)
+        return index
 
 
 def index_triples(triples: Iterable[tuple[int, int, int]]) -> TripleIndex:
@@ -66,6 +86,55 @@ class BGPMatcher:
             tuple(self._slot(node, names, dictionary) for node in (t.s, t.p, t.o)) for t in ordered
         ]
         self.match = self._compile()
+        self._star: dict[StarLayout, object] = {}  # layout -> compiled star matcher or None
+
+    def match_view(self, view: EventView) -> list[tuple]:
+        """Rows of the event of ``view`` (the same rows, in the same order, as ``match``)."""
+        graph = view.event.triples
+        if type(graph) is StarGraph:
+            star = self._star.get(graph.layout, _UNSET)
+            if star is _UNSET:
+                star = self._star[graph.layout] = self._compile_star(graph.layout)
+            if star is not None:
+                return star(graph)  # type: ignore[operator]
+        return self.match(view.index)
+
+    def _compile_star(self, layout: StarLayout):
+        """A matcher reading a star graph's objects by position (None when the
+        patterns are not one subject with constant predicates)."""
+        subjects = {step[0] for step in self._steps}
+        if len(subjects) != 1 or any(step[1][0] for step in self._steps):
+            return None
+        ((s_var, s),) = subjects
+        lines = ["def star(g):", "    o = g.objects"]
+        consts: dict[str, int] = {}
+        bound: set[int] = set()
+        if s_var:
+            lines.append(f"    b{s} = g.subject")
+            bound.add(s)
+        else:
+            consts["S"] = s
+            lines.append("    if g.subject != S: return []")
+        for k, (_, (_, p), (o_var, o)) in enumerate(self._steps):
+            position = layout.position.get(p)
+            if position is None:  # no triple with this predicate in any such graph
+                lines = ["def star(g):", "    return []"]
+                break
+            lines += [f"    v = o[{position}]", "    if v is None: return []"]
+            if not o_var:
+                consts[f"C{k}"] = o
+                lines.append(f"    if v != C{k}: return []")
+            elif o in bound:
+                lines.append(f"    if v != b{o}: return []")
+            else:
+                lines.append(f"    b{o} = v")
+                bound.add(o)
+        else:
+            row = ", ".join(f"b{i}" for i in range(len(self.schema)))
+            lines.append(f"    return [({row}{',' if len(self.schema) == 1 else ''})]")
+        namespace: dict = dict(consts)
+        exec(compile("\n".join(lines), "<taxi_rsp star bgp>", "exec"), namespace)  # noqa: S102 - our own source
+        return namespace["star"]
 
     @staticmethod
     def _slot(node: object, names: dict[str, int], dictionary: Dictionary) -> tuple[bool, int]:

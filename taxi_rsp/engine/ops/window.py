@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections import deque
 
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
-from taxi_rsp.engine.ops.match import BGPMatcher, TripleIndex
+from taxi_rsp.engine.ops.match import BGPMatcher, EventView
 from taxi_rsp.engine.ops.stateless import Step
 from taxi_rsp.engine.pipeline import PipelineNode, PipelineRegistry, StepSpec
 from taxi_rsp.lang.ast import WindowSpec
@@ -69,9 +69,9 @@ class WindowScan(Operator):
         consumers are connected to, fed from here with its own derived rows."""
         self._outputs.append(twin)
 
-    def _rows(self, index: TripleIndex) -> list[Row]:
+    def _rows(self, view: EventView) -> list[Row]:
         leaf = self._leaf
-        return leaf.run(index) if leaf is not None else self._derive(self.matcher.match(index))
+        return leaf.run(view) if leaf is not None else self._derive(self.matcher.match_view(view))
 
     def describe(self) -> str:
         shared = f", pipeline {self._leaf.describe()}" if self._leaf is not None else ""
@@ -107,9 +107,9 @@ class WindowScan(Operator):
             gone.append(entries.popleft()[1])
         self._emit_all(gone, -1)
 
-    def insert(self, time: int, index: TripleIndex) -> None:
+    def insert(self, time: int, view: EventView) -> None:
         """A new event of this window's stream arrives (after expiry up to ``time``)."""
-        rows = tuple(output._rows(index) for output in self._outputs)
+        rows = tuple(output._rows(view) for output in self._outputs)
         kind = self.spec.kind
         if kind == "TRIPLES":
             self._arrivals += 1
