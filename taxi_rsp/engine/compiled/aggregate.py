@@ -102,6 +102,7 @@ class CompiledAggregate(Operator):
         self._dirty: dict[tuple, Row | None] = {}
         self._implicit = not keys
         self._insert: Callable[[Row, int], None] = self._first_insert
+        self._flush: Callable[[], None] = self._flush_before_first_row
         self._kinds: list[Any] = []
         self.mode = "pending"  # compiled on the first row; "compiled" | "reference"
         self.source = ""
@@ -139,6 +140,14 @@ class CompiledAggregate(Operator):
         steps = len(self._descriptions)
         return (f"CompiledAggregate[{self.spec.kind}] window + {steps} steps + group by "
                 f"{', '.join('?' + k for k in self._keys) or '()'} ({self.mode})")
+
+    def _flush_before_first_row(self) -> None:
+        """Only the implicit group (no GROUP BY) can be due before any row: the
+        reference, in the same empty state, reports it."""
+        self._reference.flush()
+        for key in self._dirty:
+            self._groups[key][1] = self._reference._groups[key].output
+        self._dirty.clear()
 
     # -- compilation -------------------------------------------------------------------
     def _first_insert(self, row: Row, expiry: int) -> None:
