@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from taxi_rsp.algebra import plan as P
 from taxi_rsp.engine.compiled.aggregate import fuse_group
+from taxi_rsp.engine.compiled.topk import CompiledTopK
 from taxi_rsp.engine.expr import compile_expr
 from taxi_rsp.engine.ops.base import Operator
 from taxi_rsp.engine.ops.distinct import DistinctOp
@@ -57,7 +58,7 @@ class PhysicalPlan:
     windows: list[WindowScan] = field(default_factory=list)
     operators: list[Operator] = field(default_factory=list)
     sources: list[StaticSource] = field(default_factory=list)
-    ordered_root: TopKOp | TmaTopKOp | None = None
+    ordered_root: TopKOp | TmaTopKOp | CompiledTopK | None = None
     projection: tuple[int | None, ...] = ()
 
 
@@ -80,7 +81,7 @@ class PlanBuilder:
 
     def build_query(self, logical: P.LogicalPlan) -> PhysicalPlan:
         root = logical.root
-        ordered: TopKOp | None = None
+        ordered: TopKOp | TmaTopKOp | CompiledTopK | None = None
         if isinstance(root, P.Project) and isinstance(root.child, P.TopK):
             ordered = self._tma(root.child) if self.top_k != "sorted" else None
             if ordered is None:
@@ -265,9 +266,13 @@ class PlanBuilder:
         self._connect(child, topk.push)
         return topk
 
-    def _topk(self, node: P.TopK, emits_deltas: bool) -> TopKOp:
+    def _topk(self, node: P.TopK, emits_deltas: bool) -> TopKOp | CompiledTopK:
         child = self.build(node.child)
         order = [(self._compile(expr, child.schema), desc) for expr, desc in node.order]
-        topk = self._add(TopKOp(child.schema, order, node.limit, node.offset, emits_deltas))
+        topk: TopKOp | CompiledTopK = TopKOp(child.schema, order, node.limit, node.offset, emits_deltas)
+        if self.compiled:
+            topk = CompiledTopK(child.schema, list(node.order), node.limit, node.offset, emits_deltas,
+                                topk, self.dictionary)
+        self._add(topk)
         self._connect(child, topk.push)
         return topk
