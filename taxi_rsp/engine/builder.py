@@ -83,7 +83,10 @@ class PlanBuilder:
         root = logical.root
         ordered: TopKOp | TmaTopKOp | CompiledTopK | None = None
         if isinstance(root, P.Project) and isinstance(root.child, P.TopK):
-            ordered = self._tma(root.child) if self.top_k != "sorted" else None
+            # TMA by request, or by default when compiled plans are off (the compiled
+            # top-k's flat keys beat TMA's grid in Python: docs/performance.md)
+            use_tma = self.top_k == "tma" or (self.top_k == "auto" and not self.compiled)
+            ordered = self._tma(root.child) if use_tma else None
             if ordered is None:
                 ordered = self._topk(root.child, emits_deltas=False)
             projection = tuple(ordered.position.get(v) for v in root.vars)

@@ -3,10 +3,12 @@
 The reference :class:`~taxi_rsp.engine.ops.topk.TopKOp` builds, per row, a nested key
 (``((rank, ±value), …), row-id tie-break, row)`` through generic expression closures
 that decode every id, and keeps it in a ``SortedList``. When the ORDER BY values have
-one kind per key — integers, decimals (as integers scaled by a compile-time power of ten)
-or exact fractions, strings ascending — every rank is the same, so the key
-``(±v1, …, ±vn, row)`` orders rows exactly as the reference does (the row of ids is the
-reference's tie-break when all its ids are integers). Those flat tuples compare in C,
+one kind per key — integers, decimals (as integers scaled by a compile-time power of ten),
+exact numbers of any representation (as ``float, exact value``: the correctly rounded
+float is monotone in the value, so floats that differ already order the values and the
+exact value only breaks float ties), strings ascending — every rank is the same, so the key
+``(±v1, …, ±vn, tie-break, row)`` orders rows exactly as the reference does (its
+tie-break is the row of ids itself when all of them are integers). Those flat tuples compare in C,
 are computed by one generated function (:class:`~taxi_rsp.engine.codegen.ChunkCompiler`),
 and live in a plain ``list`` kept sorted with :mod:`bisect`.
 
@@ -19,12 +21,14 @@ from __future__ import annotations
 
 from bisect import bisect_left, insort
 from collections import Counter
+from fractions import Fraction
 from typing import Any
 
 from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
-from taxi_rsp.engine.ops.topk import TopKOp
-from taxi_rsp.rdf.dictionary import INLINE_FLAG, TYPE_SHIFT, Dictionary
+from taxi_rsp.engine.ops.topk import TopKOp, _row_key
+from taxi_rsp.lang import ast
+from taxi_rsp.rdf.dictionary import INLINE_FLAG, T_INTEGER, TYPE_SHIFT, Dictionary
 
 
 class CompiledTopK(Operator):
@@ -71,6 +75,16 @@ class CompiledTopK(Operator):
         c = ChunkCompiler(self._dictionary, self.schema, codes)
         parts = []
         for expr, descending in self._order:
+            if isinstance(expr, ast.Var) and expr.name in self.schema and codes.get(
+                    self.schema.index(expr.name)) != T_INTEGER:
+                # a number whose id may be an inline decimal or a computed exact value:
+                # the float first (compared in C), the exact value breaks float ties
+                index = self.schema.index(expr.name)
+                local = c.w.local("n")
+                c.w.emit(f"{local} = _number(x{index})")
+                sign = "-" if descending else ""
+                parts.append(f"{sign}float({local}), {sign}{local}")
+                continue
             code, kind = c.expr(expr)
             numeric = kind in ("I", "F") or isinstance(kind, tuple)
             if not numeric and (descending or kind != "S"):
@@ -84,17 +98,28 @@ class CompiledTopK(Operator):
             src.append(f"        {unpack}, = row")
         if guard:
             src.append(f"        if {guard}: raise _Miss")
-        # every id an int: the row itself is then the reference's tie-break
-        src += [f"        if type(x{i}) is not int: raise _Miss" for i in range(len(self.schema))]
         src += [f"        {line}" for line in w.lines]
-        src.append(f"        return ({''.join(p + ', ' for p in parts)}row)")
+        # the reference's tie-break: the row itself when all its ids are ints
+        ints = " and ".join(f"type(x{i}) is int" for i in range(len(self.schema))) or "True"
+        src.append(f"        tie = row if {ints} else _row_key(row)")
+        src.append(f"        return ({''.join(p + ', ' for p in parts)}tie, row)")
         src += ["    except Exception:", "        return None"]
         self.source = "\n".join(src)
         namespace = dict(w.consts)
         namespace.update(c.runtime())
         namespace["_Miss"] = _Miss
+        namespace["_number"] = self._number
+        namespace["_row_key"] = _row_key
         exec(compile(self.source, "<taxi_rsp compiled top-k>", "exec"), namespace)  # noqa: S102 - our own source
         self._key = namespace["key"]
+
+    def _number(self, term_id: Any) -> int | Fraction:
+        """The exact value of a numeric id (inline integer or decimal, or a computed
+        value); anything else is outside the compiled key (raises _Miss)."""
+        value = self._dictionary.value(term_id) if term_id is not None else None
+        if type(value) is int or type(value) is Fraction:
+            return value
+        raise _Miss
 
     # -- updates -----------------------------------------------------------------------
     def push(self, deltas: list[Delta]) -> None:
