@@ -16,12 +16,16 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
+
 from feeder import Feeder
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.engine.index.oneway import OneWayIndex
 from taxi_rsp.engine.index.ring import RingIndex
 from taxi_rsp.engine.ops.aggregates import Median
 from taxi_rsp.engine.ops.group import GroupOp
+from taxi_rsp.engine.compiled.aggregate import CompiledAggregate
+from taxi_rsp.engine.compiled.topk import CompiledTopK
 from taxi_rsp.engine.ops.tma import TmaTopKOp
 from taxi_rsp.runner import resolve_query
 from tests.test_bounded_state import steady_stream
@@ -72,10 +76,30 @@ def check_tma(op: TmaTopKOp) -> int:
     return len(op._cells)
 
 
+def check_compiled_aggregate(op: CompiledAggregate) -> tuple[int, int]:
+    """Every group holds rows; its MEDIAN lists hold at most its rows."""
+    values = 0
+    for state in op._groups.values():
+        assert state[0] > 0 or op._implicit
+        for slot in state[2:]:
+            if isinstance(slot, list):
+                assert len(slot) <= state[0]
+                values += len(slot)
+    return len(op._groups), values
+
+
 def structure_sizes(engine: Engine) -> dict[str, int]:
     sizes: dict[str, int] = defaultdict(int)
     for query in engine.queries:
         for op in query.physical.operators:
+            if isinstance(op, CompiledAggregate):
+                groups, values = check_compiled_aggregate(op)
+                sizes["compiled groups"] += groups
+                sizes["compiled median values"] += values
+                sizes["compiled window rows"] += len(op._entries)
+            if isinstance(op, CompiledTopK):
+                assert len(op._sorted) == len(op._held)
+                sizes["compiled top-k rows"] += len(op._held)
             if isinstance(op, GroupOp) and any(
                     isinstance(acc, Median) for s in op._groups.values() for acc in s.accumulators):
                 sizes["median values"] += check_medians(op)
@@ -89,10 +113,11 @@ def structure_sizes(engine: Engine) -> dict[str, int]:
     return dict(sizes)
 
 
-def test_lazy_structures_stay_proportional_to_the_window(tmp_path: Path) -> None:
+@pytest.mark.parametrize("compiled", [False, True])
+def test_lazy_structures_stay_proportional_to_the_window(tmp_path: Path, compiled: bool) -> None:
     path = tmp_path / "steady.csv"
     steady_stream(path, hours=4, per_minute=6)  # windows are 15 and 30 minutes: full after 30
-    engine = Engine()
+    engine = Engine(compiled=compiled)
     for name in ("q1", "q2"):
         engine.register(resolve_query(name).text, name)
     samples = []
@@ -100,7 +125,9 @@ def test_lazy_structures_stay_proportional_to_the_window(tmp_path: Path) -> None
         engine.process(event)
         if i % 240 == 0:  # every 40 minutes of stream time, internal invariants included
             samples.append(structure_sizes(engine))
-    assert {"ring cells", "one-way rows", "median values", "tma cells"} <= set(samples[-1]), samples[-1]
+    expected = ({"ring cells", "one-way rows", "compiled groups", "compiled median values", "compiled window rows",
+                 "compiled top-k rows"} if compiled else {"ring cells", "one-way rows", "median values", "tma cells"})
+    assert expected <= set(samples[-1]), samples[-1]
     warm = samples[1:]  # from 80 minutes on
     for kind in samples[-1]:
         series = [s.get(kind, 0) for s in warm]
