@@ -76,6 +76,17 @@ JOIN_QUERIES = [
          STREAM <%sstream> [RANGE 5m] { ?e ex:k ?k ; ex:seq ?s }
          FILTER NOT EXISTS { STREAM <%sstream> [RANGE 5m] { ?f ex:k ?k ; ex:seq ?s2 } FILTER(?s2 > ?s) }
        } GROUP BY ?k""",
+    # a join whose shared variable is sometimes unbound (from OPTIONAL): the hash join
+    # hands over to the reference's wildcard probing
+    """SELECT ?k ?w ?n WHERE {
+         { SELECT ?w (COUNT(*) AS ?n) WHERE { STREAM <%sstream> [RANGE 2m] { ?e ex:w ?w } } GROUP BY ?w }
+         { STREAM <%sstream> [RANGE 5m] { ?f ex:k ?k } OPTIONAL { STREAM <%sstream> [RANGE 1m] { ?f ex:w ?w } } }
+       }""",
+    # a plain join of two windows, several rows per key, without ORDER BY (row order matters)
+    """SELECT ?k ?v ?w WHERE {
+         STREAM <%sstream> [RANGE 2m] { ?e ex:k ?k ; ex:v ?v }
+         STREAM <%sstream> [RANGE 5m] { ?f ex:k ?k ; ex:w ?w }
+       }""",
     # OPTIONAL inside the block: group over a left join
     """SELECT ?k (COUNT(?w) AS ?n) (SUM(?v) AS ?t) WHERE {
          STREAM <%sstream> [RANGE 2m] { ?e ex:k ?k ; ex:v ?v }

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from taxi_rsp.algebra import plan as P
 from taxi_rsp.engine.compiled.aggregate import fuse_group
+from taxi_rsp.engine.compiled.join import CompiledJoin
 from taxi_rsp.engine.compiled.topk import CompiledTopK
 from taxi_rsp.engine.expr import compile_expr
 from taxi_rsp.engine.ops.base import Operator
@@ -130,7 +131,10 @@ class PlanBuilder:
                                        ("project", positions, node.vars))
             case P.Join():
                 left, right = self.build(node.left), self.build(node.right)
-                op = self._add(JoinOp(left.schema, right.schema))
+                op = JoinOp(left.schema, right.schema)
+                if self.compiled:
+                    op = CompiledJoin(left.schema, right.schema, op)
+                self._add(op)
                 self._connect(left, op.push_left)
                 self._connect(right, op.push_right)
                 return op
