@@ -67,17 +67,21 @@ _NUMBERED_IRI = re.compile(r"(.*[/#:])([1-9][0-9]{0,14}|0)\Z")
 class Computed:
     """An expression result kept by value instead of by id (see the module docstring)."""
 
-    __slots__ = ("_key", "value")
+    __slots__ = ("_hash", "_key", "value")
 
     def __init__(self, value: object) -> None:
         self.value = value
         self._key = (type(value).__name__, value)
+        self._hash: int | None = None  # a Fraction's hash is costly: computed once
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Computed) and self._key == other._key
+        return self is other or (isinstance(other, Computed) and self._key == other._key)
 
     def __hash__(self) -> int:
-        return hash(self._key)
+        found = self._hash
+        if found is None:
+            found = self._hash = hash(self._key)
+        return found
 
     def __repr__(self) -> str:
         return f"Computed({self.value!r})"

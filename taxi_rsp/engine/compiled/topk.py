@@ -5,8 +5,8 @@ The reference :class:`~taxi_rsp.engine.ops.topk.TopKOp` builds, per row, a neste
 that decode every id, and keeps it in a ``SortedList``. When the ORDER BY values have
 one kind per key — integers, decimals (as integers scaled by a compile-time power of ten),
 exact numbers of any representation (as ``float, exact value``: the correctly rounded
-float is monotone in the value, so floats that differ already order the values and the
-exact value only breaks float ties), strings ascending — every rank is the same, so the key
+float is monotone in the value, so floats that differ already order the values; the
+exact value, decoded only when it is compared, breaks float ties), strings ascending — every rank is the same, so the key
 ``(±v1, …, ±vn, tie-break, row)`` orders rows exactly as the reference does (its
 tie-break is the row of ids itself when all of them are integers). Those flat tuples compare in C,
 are computed by one generated function (:class:`~taxi_rsp.engine.codegen.ChunkCompiler`),
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, insort
 from collections import Counter
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
@@ -28,7 +29,18 @@ from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.topk import TopKOp, _row_key
 from taxi_rsp.lang import ast
-from taxi_rsp.rdf.dictionary import INLINE_FLAG, T_INTEGER, TYPE_SHIFT, Dictionary
+from taxi_rsp.rdf.dictionary import (
+    DECIMAL_SCALE,
+    INLINE_FLAG,
+    PAYLOAD_BITS,
+    PAYLOAD_MASK,
+    T_DECIMAL,
+    T_INTEGER,
+    TYPE_SHIFT,
+    Dictionary,
+)
+
+_SIGN = 1 << (PAYLOAD_BITS - 1)
 
 
 class CompiledTopK(Operator):
@@ -80,10 +92,10 @@ class CompiledTopK(Operator):
                 # a number whose id may be an inline decimal or a computed exact value:
                 # the float first (compared in C), the exact value breaks float ties
                 index = self.schema.index(expr.name)
-                local = c.w.local("n")
-                c.w.emit(f"{local} = _number(x{index})")
-                sign = "-" if descending else ""
-                parts.append(f"{sign}float({local}), {sign}{local}")
+                if descending:
+                    parts.append(f"-_float(x{index}), _Descending(x{index})")
+                else:
+                    parts.append(f"_float(x{index}), _Ascending(x{index})")
                 continue
             code, kind = c.expr(expr)
             numeric = kind in ("I", "F") or isinstance(kind, tuple)
@@ -108,17 +120,27 @@ class CompiledTopK(Operator):
         namespace = dict(w.consts)
         namespace.update(c.runtime())
         namespace["_Miss"] = _Miss
-        namespace["_number"] = self._number
+        namespace["_float"] = self._float
+        value = self._dictionary.value
+        namespace["_Ascending"] = lambda term_id: _Exact(value, term_id)
+        namespace["_Descending"] = lambda term_id: _ReversedExact(value, term_id)
         namespace["_row_key"] = _row_key
         exec(compile(self.source, "<taxi_rsp compiled top-k>", "exec"), namespace)  # noqa: S102 - our own source
         self._key = namespace["key"]
 
-    def _number(self, term_id: Any) -> int | Fraction:
-        """The exact value of a numeric id (inline integer or decimal, or a computed
-        value); anything else is outside the compiled key (raises _Miss)."""
+    def _float(self, term_id: Any) -> float:
+        """The correctly rounded float of a numeric id (inline integer or decimal, or a
+        computed exact value); anything else is outside the compiled key (raises _Miss)."""
+        if type(term_id) is int and term_id & INLINE_FLAG:
+            code = (term_id >> TYPE_SHIFT) & 0xF
+            if code == T_INTEGER or code == T_DECIMAL:
+                payload = ((term_id & PAYLOAD_MASK) ^ _SIGN) - _SIGN
+                # every representation rounded the same way (int / int is correctly
+                # rounded in Python, like float(Fraction)), so the floats stay monotone
+                return float(payload) if code == T_INTEGER else payload / DECIMAL_SCALE
         value = self._dictionary.value(term_id) if term_id is not None else None
         if type(value) is int or type(value) is Fraction:
-            return value
+            return float(value)
         raise _Miss
 
     # -- updates -----------------------------------------------------------------------
@@ -198,3 +220,35 @@ class CompiledTopK(Operator):
         out += [(row, n) for row, n in (new - old).items()]
         self._last = current
         self.emit(out)
+
+
+class _Exact:
+    """A numeric id compared by its exact value, decoded only when a comparison needs
+    it (a float tie): building a key costs no ``Fraction``."""
+
+    __slots__ = ("term_id", "value_of")
+
+    def __init__(self, value_of: Callable[[Any], Any], term_id: Any) -> None:
+        self.value_of = value_of
+        self.term_id = term_id
+
+    def _value(self) -> Any:
+        return self.value_of(self.term_id)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Exact) and self._value() == other._value()
+
+    def __lt__(self, other: _Exact) -> bool:
+        return self._value() < other._value()
+
+    def __hash__(self) -> int:
+        return hash(self._value())
+
+
+class _ReversedExact(_Exact):
+    """The descending order of :class:`_Exact`."""
+
+    __slots__ = ()
+
+    def __lt__(self, other: _Exact) -> bool:
+        return other._value() < self._value()
