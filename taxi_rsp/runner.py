@@ -85,6 +85,7 @@ class RunConfig:
     static: list[Path] = field(default_factory=list)
     progress: bool = False
     explain: bool = False
+    compiled: bool = True  # False: the reference operators only (taxi_rsp.engine.compiled off)
     rss_checkpoints: tuple[int, ...] = RSS_CHECKPOINTS  # line counts at which peak RSS is recorded
 
 
@@ -96,7 +97,7 @@ def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) ->
     if len(set(names)) != len(names):
         raise UserError(f"a query was given twice: {', '.join(names)}")
 
-    engine = Engine()
+    engine = Engine(compiled=config.compiled)
     for path in config.static:
         engine.load_static(path)
     outputs = AtomicOutputs(config.out)
@@ -276,6 +277,8 @@ def _summary(stats, writers: dict, exec_seconds: float, engine: Engine) -> dict:
         "events_per_second": round(stats.accepted / exec_seconds, 1) if exec_seconds > 0 else None,
         "delay_ms": {name: delay_stats(getattr(w, "delays_ms", [])) for name, w in writers.items()},
         "engine_state_rows": {q.name: q.state_size() for q in engine.queries},
+        # how each query ran: compiled operators, or reference ones (and why, see --explain)
+        "operators": {q.name: [op.describe() for op in q.physical.operators] for q in engine.queries},
     }
 
 

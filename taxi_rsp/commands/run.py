@@ -34,6 +34,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--static", action="append", type=Path, default=[], metavar="FILE",
                         help="static RDF dataset to load (.nt, .ttl, .nq, ...)")
     parser.add_argument("--explain", action="store_true", help="print the query plans before running")
+    parser.add_argument("--reference", action="store_true",
+                        help="run the reference operators only, no compiled plans (for comparisons)")
     parser.add_argument("--no-progress", action="store_true", help="no progress line on a terminal")
     parser.add_argument("--rss-at", default="200000,1000000,2000000", metavar="LINES,...",
                         help="line counts at which summary.json records the peak RSS (rss_mib_at_lines)")
@@ -95,6 +97,7 @@ def main(args: argparse.Namespace) -> int:
         static=args.static,
         progress=not args.no_progress,
         explain=args.explain,
+        compiled=not args.reference,
         rss_checkpoints=parse_line_counts(args.rss_at),
     )
     if args.spark:

@@ -188,7 +188,8 @@ class RegisteredQuery:
 
         lines = [f"query {self.name}", "logical plan:", explain(self.logical.root, 1), "physical operators:"]
         for op in self.physical.operators:
-            lines.append(f"  {op.describe()} -> {', '.join('?' + v for v in op.schema)}")
+            kind = "compiled " if getattr(op, "compiled", False) else "reference"
+            lines.append(f"  [{kind}] {op.describe()} -> {', '.join('?' + v for v in op.schema)}")
         return "\n".join(lines)
 
     def state_size(self) -> int:

@@ -44,6 +44,7 @@ class StreamRunConfig:
     stream_format: str | None = None  # "graphs" | "triples"; None: from the suffix
     result_format: str = "csv"  # "csv" | "json" (SELECT results)
     explain: bool = False
+    compiled: bool = True  # False: the reference operators only
 
 
 def stream_format(path: Path, requested: str | None) -> str:
@@ -88,7 +89,7 @@ def run_stream(config: StreamRunConfig, report: Callable[[str], None] = lambda l
     if len(set(names)) != len(names):
         raise UserError(f"a query was given twice: {', '.join(names)}")
 
-    engine = Engine()
+    engine = Engine(compiled=config.compiled)
     static_triples = sum(engine.load_static(path) for path in config.static)
     outputs = AtomicOutputs(config.out)
     writers: dict = {}
@@ -155,6 +156,7 @@ def main(args: argparse.Namespace, params: dict[str, dict[str, str]]) -> int:
         stream_iri=args.stream_iri,
         result_format=args.format,
         explain=args.explain,
+        compiled=not getattr(args, "reference", False),
     )
     if not config.queries:
         raise UserError("--stream needs at least one --query")

@@ -104,7 +104,7 @@ class CompiledAggregate(Operator):
         self._insert: Callable[[Row, int], None] = self._first_insert
         self._flush: Callable[[], None] = self._flush_before_first_row
         self._kinds: list[Any] = []
-        self.mode = "pending"  # compiled on the first row; "compiled" | "reference"
+        self.mode = "specialised on the first row"  # then "compiled" or "reference"
         self.source = ""
         if self._implicit:
             self._groups[()] = self._new_state_for_implicit()

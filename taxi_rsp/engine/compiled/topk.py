@@ -66,7 +66,7 @@ class CompiledTopK(Operator):
         self._last: list[Row] = []
         self._key = None
         self._changed = True
-        self.mode = "pending"
+        self.mode = "specialised on the first row"  # then "compiled" or "reference"
         self.source = ""
 
     # -- the R2S interface (changed / snapshot) -----------------------------------------
