@@ -76,6 +76,21 @@ JOIN_QUERIES = [
          STREAM <%sstream> [RANGE 5m] { ?e ex:k ?k ; ex:seq ?s }
          FILTER NOT EXISTS { STREAM <%sstream> [RANGE 5m] { ?f ex:k ?k ; ex:seq ?s2 } FILTER(?s2 > ?s) }
        } GROUP BY ?k""",
+    # FILTER EXISTS with a correlated condition, and MINUS, without grouping (row order matters)
+    """SELECT ?e ?k WHERE {
+         STREAM <%sstream> [RANGE 2m] { ?e ex:k ?k ; ex:seq ?s }
+         FILTER EXISTS { STREAM <%sstream> [RANGE 5m] { ?f ex:k ?k ; ex:v ?v } FILTER(?v > 1) }
+       }""",
+    """SELECT ?e ?k WHERE {
+         STREAM <%sstream> [RANGE 2m] { ?e ex:k ?k ; ex:seq ?s }
+         MINUS { STREAM <%sstream> [RANGE 1m] { ?f ex:k ?k ; ex:w ?w } }
+       }""",
+    # NOT EXISTS on a variable that OPTIONAL may leave unbound: hands over to the reference
+    """SELECT ?e ?w WHERE {
+         STREAM <%sstream> [RANGE 2m] { ?e ex:k ?k }
+         OPTIONAL { STREAM <%sstream> [RANGE 2m] { ?e ex:w ?w } }
+         FILTER NOT EXISTS { STREAM <%sstream> [RANGE 5m] { ?f ex:v ?w ; ex:seq ?s } }
+       }""",
     # a join whose shared variable is sometimes unbound (from OPTIONAL): the hash join
     # hands over to the reference's wildcard probing
     """SELECT ?k ?w ?n WHERE {

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from taxi_rsp.algebra import plan as P
 from taxi_rsp.engine.compiled.aggregate import fuse_group
+from taxi_rsp.engine.compiled.correlated import compile_correlated
 from taxi_rsp.engine.compiled.join import CompiledJoin
 from taxi_rsp.engine.compiled.topk import CompiledTopK
 from taxi_rsp.engine.expr import compile_expr
@@ -234,6 +235,8 @@ class PlanBuilder:
             op = AntiJoinOp(left.schema, right.schema, minus=node.minus)
         if node.condition is not None:
             op.set_condition(self._compile(node.condition, op.merged_schema))
+        if self.compiled:
+            op = compile_correlated(op, left.schema, right.schema, node.condition, self.dictionary)
         self._add(op)
         self._connect(left, op.push_left)
         self._connect(right, op.push_right)

@@ -1,0 +1,210 @@
+"""FILTER NOT EXISTS, MINUS and FILTER EXISTS with plain dictionaries and a generated
+correlation condition.
+
+The reference operators (:mod:`taxi_rsp.engine.ops.minus`) keep the left rows in a
+one-way index with a match counter each and the right rows in a ring index, both able
+to hold keys with unbound parts, and evaluate a correlated condition such as
+``FILTER(?seq2 > ?seq)`` by merging the two rows and running the generic closure. While
+no key has an unbound part, the same counting rules (ERRATA S2-10) run here on
+``dict`` s, and the condition is one generated function of the two rows that decodes
+just the ids it reads (:class:`~taxi_rsp.engine.codegen.ChunkCompiler`; a pair it cannot
+decide goes to the generic closure). Rows are visited in the reference's order, so
+results come out in the same order. The first key with an unbound part hands both
+sides to the reference operator.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss
+from taxi_rsp.engine.index.oneway import Entry
+from taxi_rsp.engine.ops.base import Delta, Operator, Row
+from taxi_rsp.engine.ops.minus import AntiJoinOp, SemiJoinOp, _Correlated
+from taxi_rsp.rdf.dictionary import INLINE_FLAG, TYPE_SHIFT, Dictionary
+
+_LOCAL = re.compile(r"\bx(\d+)\b")
+
+
+class CompiledCorrelated(Operator):
+    """Same results as the reference :class:`AntiJoinOp` / :class:`SemiJoinOp`."""
+
+    compiled = True
+
+    def __init__(self, reference: AntiJoinOp | SemiJoinOp, left: tuple[str, ...], right: tuple[str, ...],
+                 condition: Any, dictionary: Dictionary) -> None:
+        """``condition``: the correlation expression (over the merged schema) or None."""
+        super().__init__(reference.schema)
+        self._reference = reference
+        reference._sinks = self._sinks
+        self.shared = reference.shared
+        self._left_width = len(left)
+        self._extra = [i for i, v in enumerate(right) if v not in left]
+        self._condition_expr = condition
+        self._dictionary = dictionary
+        self._generic_holds = reference._condition  # merged row -> bool (errors are False)
+        self._merge = reference._merge
+        self._on_left = reference.on_left
+        self._on_right = reference.on_right
+        self._left: dict[tuple, dict[Row, Entry]] = {}
+        self._right: dict[tuple, dict[Row, int]] = {}
+        self._holds: Callable[[Row, Row], bool] | None = None if condition is None else self._first_pair
+        self.mode = "compiled"
+        self.source = ""
+        namespace: dict = {}
+        lkey = _tuple_source([left.index(v) for v in self.shared])
+        rkey = _tuple_source([right.index(v) for v in self.shared])
+        exec(compile(f"def left_key(row): return {lkey}\ndef right_key(row): return {rkey}",  # noqa: S102
+                     "<taxi_rsp compiled correlated keys>", "exec"), namespace)
+        self._left_key, self._right_key = namespace["left_key"], namespace["right_key"]
+
+    def describe(self) -> str:
+        return f"Compiled{self._reference.describe()} ({self.mode})"
+
+    def state_size(self) -> int:
+        if self.mode == "reference":
+            return self._reference.state_size()
+        return sum(len(rows) for side in (self._left, self._right) for rows in side.values())
+
+    # -- the correlation condition ------------------------------------------------------
+    def _first_pair(self, lrow: Row, rrow: Row) -> bool:
+        try:
+            self._holds = self._compile(self._merge(lrow, rrow))
+        except NoFast:
+            self._holds = self._generic_pair
+        return self._holds(lrow, rrow)
+
+    def _generic_pair(self, lrow: Row, rrow: Row) -> bool:
+        return self._generic_holds(self._merge(lrow, rrow))  # type: ignore[misc]
+
+    def _compile(self, sample: Row) -> Callable[[Row, Row], bool]:
+        schema = self._reference.merged_schema
+        codes = {i: (v >> TYPE_SHIFT) & 0xF for i, v in enumerate(sample)
+                 if type(v) is int and v & INLINE_FLAG}
+        c = ChunkCompiler(self._dictionary, schema, codes)
+        code, kind = c.expr(self._condition_expr)
+        test = c._ebv(code, kind)
+        w = c.w
+        guard = " or ".join(f"(x{i} >> {TYPE_SHIFT}) != {h}" for i, h in sorted(w.guards.items()))
+        used = sorted({int(m) for line in w.lines for m in _LOCAL.findall(line)} | set(w.guards))
+        src = ["def holds(lrow, rrow):", "    try:"]
+        for k in used:  # the merged row's variable k, read from the side that has it
+            src.append(f"        x{k} = lrow[{k}]" if k < self._left_width
+                       else f"        x{k} = rrow[{self._extra[k - self._left_width]}]")
+        if guard:
+            src.append(f"        if {guard}: raise _Miss")
+        src += [f"        {line}" for line in w.lines]
+        src += [f"        return {test}", "    except Exception:", "        return _generic(lrow, rrow)"]
+        self.source = "\n".join(src)
+        namespace = dict(w.consts)
+        namespace.update(c.runtime())
+        namespace.update(_Miss=_Miss, _generic=self._generic_pair)
+        exec(compile(self.source, "<taxi_rsp compiled condition>", "exec"), namespace)  # noqa: S102 - our own source
+        return namespace["holds"]
+
+    # -- deltas --------------------------------------------------------------------------
+    def push_left(self, deltas: list[Delta]) -> None:
+        if self.mode == "reference":
+            self._reference.push_left(deltas)
+            return
+        left, right, key_of, on_left = self._left, self._right, self._left_key, self._on_left
+        out: list[Delta] = []
+        for n, (row, mult) in enumerate(deltas):
+            key = key_of(row)
+            if None in key:
+                self._hand_over(out)
+                self._reference.push_left(deltas[n:])
+                return
+            rows = left.get(key)
+            entry = rows.get(row) if rows is not None else None
+            if entry is None:
+                if mult < 0:
+                    raise ValueError(f"retraction of an unknown left row {row!r}")
+                matches = 0
+                candidates = right.get(key)
+                if candidates:
+                    holds = self._holds
+                    if holds is None:
+                        matches = sum(candidates.values())
+                    else:
+                        for rrow, count in candidates.items():
+                            if holds(row, rrow):
+                                matches += count
+                entry = Entry(0, matches)
+                if rows is None:
+                    rows = left[key] = {}
+                rows[row] = entry
+            entry.mult += mult
+            on_left(row, entry, mult, out)
+            if entry.mult == 0:
+                del rows[row]
+                if not rows:
+                    del left[key]
+        self.emit(out)
+
+    def push_right(self, deltas: list[Delta]) -> None:
+        if self.mode == "reference":
+            self._reference.push_right(deltas)
+            return
+        left, right, key_of, on_right = self._left, self._right, self._right_key, self._on_right
+        out: list[Delta] = []
+        for n, (row, mult) in enumerate(deltas):
+            key = key_of(row)
+            if None in key:
+                self._hand_over(out)
+                self._reference.push_right(deltas[n:])
+                return
+            rows = left.get(key)
+            if rows:
+                holds = self._holds
+                for lrow, entry in list(rows.items()):
+                    if holds is None or holds(lrow, row):
+                        before = entry.matches
+                        entry.matches += mult
+                        on_right(lrow, row, entry, before, mult, out)
+            held = right.get(key)
+            if held is None:
+                if mult < 0:
+                    raise ValueError(f"retraction of a row that is not held: {row!r}")
+                right[key] = {row: mult}
+                continue
+            count = held.get(row, 0) + mult
+            if count < 0:
+                raise ValueError(f"retraction below zero for row {row!r}")
+            if count:
+                held[row] = count
+            else:
+                del held[row]
+                if not held:
+                    del right[key]
+        self.emit(out)
+
+    def _hand_over(self, pending: list[Delta]) -> None:
+        """Emit what is pending, then load both sides into the reference operator."""
+        self.emit(pending)
+        reference = self._reference
+        for key, rows in self._left.items():
+            for row, entry in rows.items():
+                reference.left.put(key, row, entry)
+        for key, held in self._right.items():
+            for row, count in held.items():
+                reference.right.add(key, row, count)
+        self._left.clear()
+        self._right.clear()
+        self.mode = "reference"
+
+
+def compile_correlated(reference: _Correlated, left: tuple[str, ...], right: tuple[str, ...],
+                       condition: Any, dictionary: Dictionary) -> Operator:
+    """The compiled form of an anti-/semi-join, or the reference itself when it does not
+    apply (OPTIONAL, or no shared variable)."""
+    if not isinstance(reference, (AntiJoinOp, SemiJoinOp)) or not reference.shared:
+        return reference
+    return CompiledCorrelated(reference, left, right, condition, dictionary)
+
+
+def _tuple_source(positions: list[int]) -> str:
+    return "(" + ", ".join(f"row[{i}]" for i in positions) + ("," if len(positions) == 1 else "") + ")"
+
