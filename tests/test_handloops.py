@@ -76,36 +76,41 @@ def test_hand_built_case(name: str, tmp_path: Path) -> None:
 
 
 def test_expiry_lines_and_every_reject_reason(tmp_path: Path) -> None:
-    """A small stream of its own: an expiry-only line (both timestamps = tau, delay
-    NULL), a half-cent median and each reject reason, each counted once."""
-    # pickup and dropoff in one cell, so the fares and the empty taxis meet there
-    good = "M{m},H,{p},{d},60,1.0,-73.990000,40.750000,-73.990000,40.750000,CSH,{fare},0.5,0.5,{tip},0,9"
+    """A small stream of its own: a half-cent median, expiry-only lines (both
+    timestamps = tau, delay NULL) and each reject reason, each counted once."""
+    # pickup and dropoff in one cell, so fares and empty taxis meet there
+    cell_a = "-73.990000,40.750000,-73.990000,40.750000"
+    cell_b = "-73.950000,40.780000,-73.950000,40.780000"
+    row = "M{m},H,2013-01-01 {p},2013-01-01 {d},60,1.0,{cells},CSH,{fare},0.5,0.5,{tip},0,9"
     rows = [
-        good.format(m=1, p="2013-01-01 00:00:00", d="2013-01-01 00:01:00", fare="2.50", tip="0"),
-        good.format(m=2, p="2013-01-01 00:00:00", d="2013-01-01 00:02:00", fare="3.25", tip="0.00"),
+        row.format(m=1, p="00:00:00", d="00:01:00", cells=cell_a, fare="2.50", tip="0"),
+        row.format(m=2, p="00:00:00", d="00:02:00", cells=cell_a, fare="3.25", tip="0.00"),
         "too,few,fields",
-        good.format(m="", p="2013-01-01 00:00:00", d="2013-01-01 00:03:00", fare="1", tip="0").replace("M,", ",", 1),
-        good.format(m=3, p="2013-02-30 00:00:00", d="2013-01-01 00:03:00", fare="1", tip="0"),
-        good.format(m=4, p="2013-01-01 00:09:00", d="2013-01-01 00:03:00", fare="1", tip="0"),
-        good.format(m=5, p="2013-01-01 00:00:00", d="2013-01-01 00:03:00", fare="1", tip="0").replace("-73.99", "1e3"),
-        good.format(m=6, p="2013-01-01 00:00:00", d="2013-01-01 00:00:30", fare="1", tip="0"),
-        # after the fare expiries of trips 1 and 2 (00:16, 00:17), not merged with them
-        good.format(m=7, p="2013-01-01 00:10:00", d="2013-01-01 00:20:00", fare="x", tip="0"),
+        row.format(m=3, p="00:00:00", d="00:03:00", cells=cell_a, fare="1", tip="0").replace("M3,", ",", 1),
+        row.format(m=4, p="00:00:00", d="00:03:00", cells=cell_a, fare="1", tip="0")
+        .replace("01-01 00:03", "02-30 00:03"),
+        row.format(m=5, p="00:09:00", d="00:03:00", cells=cell_a, fare="1", tip="0"),
+        row.format(m=6, p="00:00:00", d="00:03:00", cells=cell_a.replace("-73.99", "1e3"), fare="1", tip="0"),
+        row.format(m=7, p="00:00:00", d="00:00:30", cells=cell_a, fare="1", tip="0"),
+        row.format(m=8, p="00:01:00", d="00:03:00", cells=cell_b, fare="1.00", tip="0"),
+        # after every fare expiry (00:16, 00:17, 00:18), merged with none of them
+        row.format(m=9, p="00:10:00", d="00:20:00", cells=cell_a, fare="x", tip="0"),
     ]
     source = tmp_path / "in.csv"
     source.write_text("\n".join(rows) + "\n")
     q2 = HANDLOOP_Q2.run(str(source), str(tmp_path / "q2.csv"))
     assert q2["rejected"] == {"field_count": 1, "bad_medallion": 1, "bad_timestamp": 1,
                               "pickup_after_dropoff": 1, "bad_coordinate": 1, "out_of_order": 1}
-    assert q2["accepted"] == 3 and q2["profit_excluded"] == 1
+    assert q2["accepted"] == 4 and q2["profit_excluded"] == 1
     lines = [line.split(",") for line in read_output(tmp_path / "q2.csv")]
-    # one cell: 2.50 alone, then the median of 2.50 and 3.25 = 2.875 over two empty taxis
-    assert [f[2:6] for f in lines[:2]] == [[lines[0][2], "1", "2.50", "2.5000"],
-                                          [lines[0][2], "2", "2.875", "1.4375"]]
-    # at 00:16 trip 1's fare leaves (empty taxis stay 2): same list, no line; at 00:17
-    # trip 2's fare leaves, the cell has no profit, the list empties: an expiry line;
-    # trip 3 (no usable fare) adds an empty taxi but no profit: no line.
-    assert lines[2][:2] == ["2013-01-01 00:17:00", "2013-01-01 00:17:00"]
-    assert lines[2][2:] == ["NULL"] * 41
-    assert len(lines) == 3
+    a, b = lines[0][2], lines[1][6]
+    assert a != b
+    # trip 2 changes cell A's median but not the list: no line; trip 8 adds cell B
+    assert lines[0][2:6] == [a, "1", "2.50", "2.5000"]
+    assert lines[1][2:10] == [a, "2", "2.875", "1.4375", b, "1", "1.00", "1.0000"]
+    # 00:16 trip 1's fare leaves: same list; 00:17 trip 2's fare: A is unranked; 00:18
+    # trip 8's fare: nothing is ranked. Trip 9 (no usable fare) adds no profit: no line.
+    assert [f[:3] + f[-1:] for f in lines[2:]] == [
+        ["2013-01-01 00:17:00", "2013-01-01 00:17:00", b, "NULL"],
+        ["2013-01-01 00:18:00", "2013-01-01 00:18:00", "NULL", "NULL"]]
     assert compare_outputs(read_output(tmp_path / "q2.csv"), run_oracle(source).q2) == []

@@ -1,0 +1,152 @@
+"""The engine against plain hand-written loops (issue 15, "Ratio to a plain hand-written loop").
+
+    .venv/bin/python -m pytest benchmarks/bench_handloop.py -m slow --benchmark-only -s
+
+In one process, per workload and side by side: the engine (``taxi_rsp.runner.run``,
+exactly what ``taxi-rsp run FILE --out DIR --query ...`` does, output files included)
+and the hand loop of ``handloop_q1.py`` / ``handloop_q2.py`` (Mixed: the two loops
+back to back, each reading the file). Both are timed in CPU seconds
+(``time.process_time``, which a shared machine does not stretch) around the whole
+call; the ratio is engine / hand loop (issue 15 targets: ≤ 1.5 for Q1, ≤ 1.0 for Q2,
+≤ 0.8 for Mixed). Every output line must be identical but for the measured delay
+(NULL in both for expiry lines). pytest-benchmark times the engine run (one round);
+the figures are in ``extra_info``, printed at the end and merged into
+``cache/handloop_results.json``.
+
+Input: ``BENCH_HANDLOOP_FILE=path`` or else the first ``BENCH_HANDLOOP_LINES``
+(default 300,000) lines of the cached synthetic 20-day file (seed 0), cut once into
+``cache/s300k.csv`` (etc.).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import handloop_q1
+import handloop_q2
+import pytest
+from conftest import cached_synthetic
+
+from taxi_rsp.runner import RunConfig
+from taxi_rsp.runner import run as engine_run
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(4 * 3600)]
+
+ROOT = Path(__file__).resolve().parents[1]
+LINES = int(os.environ.get("BENCH_HANDLOOP_LINES", "300000"))
+TARGETS = {"q1": 1.5, "q2": 1.0, "mixed": 0.8}  # issue 15: engine CPU / hand-loop CPU
+WORKLOADS = {"q1": ["q1"], "q2": ["q2"], "mixed": ["q1", "q2"]}
+LOOPS = {"q1": handloop_q1.run, "q2": handloop_q2.run}
+
+
+@pytest.fixture(scope="module")
+def input_file(cache_dir: Path) -> Path:
+    """The file both sides read: BENCH_HANDLOOP_FILE, or a cached slice of the 20-day file."""
+    given = os.environ.get("BENCH_HANDLOOP_FILE")
+    if given:
+        return Path(given)
+    name = f"s{LINES // 1000}k.csv" if LINES % 1000 == 0 else f"s{LINES}.csv"
+    path = cache_dir / name
+    if not path.exists():
+        full = cached_synthetic(cache_dir, 20, 0)
+        part = path.with_suffix(".part")
+        with full.open("rb") as source, part.open("wb") as target:
+            for number, line in enumerate(source):
+                if number == LINES:
+                    break
+                target.write(line)
+        part.rename(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def results(cache_dir: Path, input_file: Path):
+    """This session's figures; at the end printed and merged into cache/handloop_results.json."""
+    found: dict = {}
+    yield found
+    if not found:
+        return
+    store = cache_dir / "handloop_results.json"
+    merged = json.loads(store.read_text()) if store.exists() else {}
+    merged.setdefault(input_file.name, {}).update(found)
+    store.write_text(json.dumps(merged, indent=2) + "\n")
+    print("\n" + render(input_file, found))
+
+
+def differences(actual: Path, expected: Path) -> list[str]:
+    """Lines that differ in any field but the delay, or in whether the delay is NULL."""
+    def split(path: Path) -> list[tuple[str, bool]]:
+        rows = path.read_text(encoding="utf-8").splitlines()
+        return [(row.rsplit(",", 1)[0], row.endswith(",NULL")) for row in rows]
+
+    got, want = split(actual), split(expected)
+    problems = [f"line {n}: {a[0]!r} != {b[0]!r}" for n, (a, b) in enumerate(zip(got, want), 1) if a != b]
+    if len(got) != len(want):
+        problems.append(f"{len(got)} lines, expected {len(want)}")
+    return problems
+
+
+@pytest.mark.parametrize("workload", list(WORKLOADS))
+def test_engine_vs_hand_loop(benchmark, workload: str, input_file: Path, cache_dir: Path,
+                             results: dict) -> None:
+    queries = WORKLOADS[workload]
+    engine_out = cache_dir / f"handloop_engine_{workload}"
+    loop_out = cache_dir / f"handloop_loop_{workload}"
+    shutil.rmtree(engine_out, ignore_errors=True)
+    loop_out.mkdir(exist_ok=True)
+    measured_at = commit()
+
+    def engine() -> tuple[float, dict]:
+        started = time.process_time()
+        summary = engine_run(RunConfig(input=input_file, out=engine_out, queries=list(queries)))
+        return time.process_time() - started, summary
+
+    engine_cpu, summary = benchmark.pedantic(engine, rounds=1, iterations=1)
+    loop_cpu = {}
+    for query in queries:
+        started = time.process_time()
+        counts = LOOPS[query](str(input_file), str(loop_out / f"{query}.csv"))
+        loop_cpu[query] = time.process_time() - started
+        assert counts["lines_read"] == summary["lines_read"]
+        assert counts["rejected"] == summary["rejected"]
+        assert counts["emitted"] == summary["emitted"][query]
+        assert differences(loop_out / f"{query}.csv", engine_out / f"{query}.csv") == []
+    loops = sum(loop_cpu.values())
+    entry = {
+        "lines": summary["lines_read"],
+        "engine_cpu_s": round(engine_cpu, 3),
+        "engine_loop_cpu_s": summary.get("cpu_seconds"),  # the engine's own figure, feed loop only
+        "hand_loop_cpu_s": {q: round(s, 3) for q, s in loop_cpu.items()},
+        "ratio": round(engine_cpu / loops, 3),
+        "target": TARGETS[workload],
+        "engine_delay_mean_ms": {q: summary["delay_ms"][q]["mean"] for q in queries},
+        "commit": measured_at,
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+    }
+    results[workload] = entry
+    benchmark.extra_info.update(entry)
+
+
+def commit() -> str:
+    proc = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                          text=True, check=False)
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                           capture_output=True, text=True, check=False).stdout.strip()
+    return (proc.stdout.strip() or "?") + ("+dirty" if dirty else "")
+
+
+def render(input_file: Path, found: dict) -> str:
+    """A markdown table of this session's figures."""
+    lines = [f"Engine vs hand loop on {input_file.name} (CPU s, one process):", "",
+             "| workload | lines | engine CPU s | hand loop CPU s | engine / hand loop | target | commit |",
+             "|---|---|---|---|---|---|---|"]
+    for workload, e in found.items():
+        loops = " + ".join(f"{s:.2f}" for s in e["hand_loop_cpu_s"].values())
+        lines.append(f"| {workload} | {e['lines']:,} | {e['engine_cpu_s']:.2f} | {loops} "
+                     f"| {e['ratio']:.2f} | ≤ {e['target']} | `{e['commit']}` |")
+    return "\n".join(lines)
