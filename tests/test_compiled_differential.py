@@ -71,6 +71,14 @@ JOIN_QUERIES = [
          { SELECT ?k (COUNT(*) AS ?n) WHERE { STREAM <%sstream> [RANGE 5m] { ?e ex:k ?k ; ex:seq ?s } } GROUP BY ?k }
          BIND(?m / ?n AS ?r)
        } ORDER BY DESC(?r) ASC(?k) LIMIT 2""",
+    # a ratio whose divisor can be zero or negative, also projected and reused in a BIND
+    """SELECT ?k ?r ?r2 WHERE {
+         { SELECT ?k (MAX(?v) AS ?m) WHERE { STREAM <%sstream> [RANGE 2m] { ?e ex:k ?k ; ex:v ?v } } GROUP BY ?k }
+         { SELECT ?k (SUM(?w) AS ?t) (COUNT(*) AS ?n) WHERE { STREAM <%sstream> [RANGE 5m] { ?e ex:k ?k ; ex:w ?w } } GROUP BY ?k }
+         BIND(?m / ?t AS ?r)
+         BIND(?n / ?m AS ?q)
+         BIND(?q * 2 AS ?r2)
+       } ORDER BY ASC(?r) DESC(?q) LIMIT 3""",
     # a group over MINUS (stays on the reference) next to a compiled one
     """SELECT ?k (COUNT(*) AS ?n) WHERE {
          STREAM <%sstream> [RANGE 5m] { ?e ex:k ?k ; ex:seq ?s }

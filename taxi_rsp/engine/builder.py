@@ -283,6 +283,21 @@ class PlanBuilder:
         if self.compiled:
             topk = CompiledTopK(child.schema, list(node.order), node.limit, node.offset, emits_deltas,
                                 topk, self.dictionary)
+            if self._fuse_extends(child, topk):
+                self._add(topk)
+                return topk
         self._add(topk)
         self._connect(child, topk.push)
         return topk
+
+    def _fuse_extends(self, child: Operator, topk: CompiledTopK) -> bool:
+        """BIND steps right below a compiled top-k move into it: their producer feeds
+        the top-k, which extends only the rows it reports."""
+        steps = child._descriptions if isinstance(child, MapOp) else None
+        if not steps or any(step[0] != "extend" for step in steps) or id(child) in self._consumed:
+            return False
+        for op in self.operators:
+            op._sinks[:] = [topk.push if sink == child.push else sink for sink in op._sinks]
+        self.operators.remove(child)
+        topk.fuse_extends(child._input_schema, [(step[1], step[2]) for step in steps], child.apply)
+        return True

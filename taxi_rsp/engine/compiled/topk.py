@@ -4,9 +4,10 @@ The reference :class:`~taxi_rsp.engine.ops.topk.TopKOp` builds, per row, a neste
 (``((rank, ±value), …), row-id tie-break, row)`` through generic expression closures
 that decode every id, and keeps it in a ``SortedList``. When the ORDER BY values have
 one kind per key — integers, decimals (as integers scaled by a compile-time power of ten),
-exact numbers of any representation (as ``float, exact value``: the correctly rounded
+exact numbers of any representation (as ``float, exact ratio``: the correctly rounded
 float is monotone in the value, so floats that differ already order the values; the
-exact value, decoded only when it is compared, breaks float ties), strings ascending — every rank is the same, so the key
+exact ratio, compared by integer cross-multiplication, breaks float ties), strings
+ascending — every rank is the same, so the key
 ``(±v1, …, ±vn, tie-break, row)`` orders rows exactly as the reference does (its
 tie-break is the row of ids itself when all of them are integers). Those flat tuples compare in C,
 are computed by one generated function (:class:`~taxi_rsp.engine.codegen.ChunkCompiler`),
@@ -23,6 +24,7 @@ from bisect import bisect_left, insort
 from collections import Counter
 from collections.abc import Callable
 from fractions import Fraction
+from math import gcd
 from typing import Any
 
 from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss
@@ -61,6 +63,11 @@ class CompiledTopK(Operator):
         self._reference = reference
         reference._sinks = self._sinks
         self._dictionary = dictionary
+        # Extends fused from below (see fuse_extends): rows arrive without them; keys
+        # read their inputs, and only reported rows are extended.
+        self._extends: list[tuple[str, Any]] = []
+        self._input_schema = schema
+        self._extend_row = None
         self._sorted: list[tuple] = []
         self._held: dict[Row, list] = {}  # row -> [key, multiplicity]
         self._last: list[Row] = []
@@ -80,22 +87,57 @@ class CompiledTopK(Operator):
     def state_size(self) -> int:
         return self._reference.state_size() if self.mode == "reference" else len(self._held)
 
+    def fuse_extends(self, input_schema: tuple[str, ...], extends: list[tuple[str, Any]],
+                     extend_row: Callable[[Row], Row | None]) -> None:
+        """Take rows of ``input_schema`` from below a chain of BIND steps (``extends``:
+        (variable, expression) pairs, ``extend_row`` their reference chain): sort keys
+        read the inputs of the extended values, and a ratio ``?a / ?b`` used as a key
+        is compared by cross-multiplication without ever being built; rows are extended
+        only when reported. Ordering by the unextended row breaks ties exactly as the
+        extended one does (it is its prefix)."""
+        self._input_schema = input_schema
+        self._extends = extends
+        self._extend_row = extend_row
+
+    def _extended(self, row: Row) -> Row:
+        return row if self._extend_row is None else self._extend_row(row)  # type: ignore[return-value]
+
     # -- keys ------------------------------------------------------------------------
+    def _ratio_inputs(self, name: str, schema: tuple[str, ...]) -> tuple[int, int] | None:
+        """Input positions of ``a`` and ``b`` when the fused extend of ``name`` is
+        ``?a / ?b`` and nothing else reads ``name``."""
+        defined = dict(self._extends)
+        expr = defined.get(name)
+        if not (isinstance(expr, ast.Call) and expr.op == "/" and len(expr.args) == 2
+                and all(isinstance(a, ast.Var) and a.name in schema for a in expr.args)):
+            return None
+        others = [e for v, e in self._extends if v != name] + [e for e, _ in self._order]
+        if sum(_mentions(e, name) for e in others) != 1:  # only as this ORDER BY key
+            return None
+        return schema.index(expr.args[0].name), schema.index(expr.args[1].name)
+
     def _compile(self, sample: Row) -> None:
+        schema = self._input_schema
         codes = {i: (v >> TYPE_SHIFT) & 0xF for i, v in enumerate(sample)
                  if type(v) is int and v & INLINE_FLAG}
-        c = ChunkCompiler(self._dictionary, self.schema, codes)
+        c = ChunkCompiler(self._dictionary, schema, codes)
+        ratios = {e.name: r for e, _ in self._order if isinstance(e, ast.Var)
+                  and (r := self._ratio_inputs(e.name, schema)) is not None}
+        for var, expr in self._extends:
+            if var not in ratios:
+                c.add_extend(var, expr)
         parts = []
         for expr, descending in self._order:
-            if isinstance(expr, ast.Var) and expr.name in self.schema and codes.get(
-                    self.schema.index(expr.name)) != T_INTEGER:
+            direction = "descending" if descending else "ascending"
+            if isinstance(expr, ast.Var) and expr.name in ratios:
+                a, b = ratios[expr.name]
+                parts.append(f"*_ratio_{direction}(x{a}, x{b})")
+                continue
+            if isinstance(expr, ast.Var) and expr.name in schema and codes.get(
+                    schema.index(expr.name)) != T_INTEGER:
                 # a number whose id may be an inline decimal or a computed exact value:
                 # the float first (compared in C), the exact value breaks float ties
-                index = self.schema.index(expr.name)
-                if descending:
-                    parts.append(f"-_float(x{index}), _Descending(x{index})")
-                else:
-                    parts.append(f"_float(x{index}), _Ascending(x{index})")
+                parts.append(f"*_{direction}(x{schema.index(expr.name)})")
                 continue
             code, kind = c.expr(expr)
             numeric = kind in ("I", "F") or isinstance(kind, tuple)
@@ -104,7 +146,7 @@ class CompiledTopK(Operator):
             parts.append(f"-({code})" if descending else code)
         w = c.w
         guard = " or ".join(f"(x{i} >> {TYPE_SHIFT}) != {h}" for i, h in sorted(w.guards.items()))
-        unpack = ", ".join(f"x{i}" for i in range(len(self.schema)))
+        unpack = ", ".join(f"x{i}" for i in range(len(schema)))
         src = ["def key(row):", "    try:"]
         if unpack:
             src.append(f"        {unpack}, = row")
@@ -112,7 +154,7 @@ class CompiledTopK(Operator):
             src.append(f"        if {guard}: raise _Miss")
         src += [f"        {line}" for line in w.lines]
         # the reference's tie-break: the row itself when all its ids are ints
-        ints = " and ".join(f"type(x{i}) is int" for i in range(len(self.schema))) or "True"
+        ints = " and ".join(f"type(x{i}) is int" for i in range(len(schema))) or "True"
         src.append(f"        tie = row if {ints} else _row_key(row)")
         src.append(f"        return ({''.join(p + ', ' for p in parts)}tie, row)")
         src += ["    except Exception:", "        return None"]
@@ -120,32 +162,61 @@ class CompiledTopK(Operator):
         namespace = dict(w.consts)
         namespace.update(c.runtime())
         namespace["_Miss"] = _Miss
-        namespace["_float"] = self._float
-        value = self._dictionary.value
-        namespace["_Ascending"] = lambda term_id: _Exact(value, term_id)
-        namespace["_Descending"] = lambda term_id: _ReversedExact(value, term_id)
+        namespace["_ascending"] = self._ascending
+        namespace["_descending"] = self._descending
+        namespace["_ratio_ascending"] = self._ratio_ascending
+        namespace["_ratio_descending"] = self._ratio_descending
         namespace["_row_key"] = _row_key
         exec(compile(self.source, "<taxi_rsp compiled top-k>", "exec"), namespace)  # noqa: S102 - our own source
         self._key = namespace["key"]
 
-    def _float(self, term_id: Any) -> float:
-        """The correctly rounded float of a numeric id (inline integer or decimal, or a
-        computed exact value); anything else is outside the compiled key (raises _Miss)."""
+    def _ascending(self, term_id: Any) -> tuple[float, _Rational]:
+        """Key parts of a numeric id (inline integer or decimal, or a computed exact
+        value): its correctly rounded float, then its exact value as a reduced ratio of
+        integers; anything else is outside the compiled key (raises _Miss)."""
         if type(term_id) is int and term_id & INLINE_FLAG:
             code = (term_id >> TYPE_SHIFT) & 0xF
-            if code == T_INTEGER or code == T_DECIMAL:
+            if code == T_INTEGER:
                 payload = ((term_id & PAYLOAD_MASK) ^ _SIGN) - _SIGN
-                # every representation rounded the same way (int / int is correctly
-                # rounded in Python, like float(Fraction)), so the floats stay monotone
-                return float(payload) if code == T_INTEGER else payload / DECIMAL_SCALE
+                return float(payload), _Rational(payload, 1)
+            if code == T_DECIMAL:
+                payload = ((term_id & PAYLOAD_MASK) ^ _SIGN) - _SIGN
+                common = gcd(payload, DECIMAL_SCALE)
+                # int / int is correctly rounded in Python, like float(Fraction)
+                return payload / DECIMAL_SCALE, _Rational(payload // common, DECIMAL_SCALE // common)
         value = self._dictionary.value(term_id) if term_id is not None else None
-        if type(value) is int or type(value) is Fraction:
-            return float(value)
+        if type(value) is int:
+            return float(value), _Rational(value, 1)
+        if type(value) is Fraction:
+            return float(value), _Rational(value.numerator, value.denominator)
         raise _Miss
+
+    def _descending(self, term_id: Any) -> tuple[float, _Rational]:
+        rounded, exact = self._ascending(term_id)
+        return -rounded, _Rational(-exact.n, exact.d)
+
+    def _ratio_ascending(self, top: Any, bottom: Any) -> tuple[float, _Rational]:
+        """Key parts of the quotient of two numeric ids, built from integers only (a
+        zero divisor is an error for the reference: outside the compiled key)."""
+        a, b = self._ascending(top)[1], self._ascending(bottom)[1]
+        n, d = a.n * b.d, a.d * b.n
+        if d == 0:
+            raise _Miss
+        if d < 0:
+            n, d = -n, -d
+        common = gcd(n, d)
+        n, d = n // common, d // common
+        return n / d, _Rational(n, d)
+
+    def _ratio_descending(self, top: Any, bottom: Any) -> tuple[float, _Rational]:
+        rounded, exact = self._ratio_ascending(top, bottom)
+        return -rounded, _Rational(-exact.n, exact.d)
 
     # -- updates -----------------------------------------------------------------------
     def push(self, deltas: list[Delta]) -> None:
         if self.mode == "reference":
+            if self._extend_row is not None:
+                deltas = [(self._extended(row), mult) for row, mult in deltas]
             self._reference.push(deltas)
             return
         if self._key is None:
@@ -183,8 +254,9 @@ class CompiledTopK(Operator):
     def _hand_over(self, remaining: list[Delta]) -> None:
         """Give the relation to the reference operator, which answers from now on."""
         reference = self._reference
-        reference.push([(row, found[1]) for row, found in self._held.items()])
-        reference.push(remaining)
+        extended = self._extended
+        reference.push([(extended(row), found[1]) for row, found in self._held.items()])
+        reference.push([(extended(row), mult) for row, mult in remaining])
         reference._last = self._last
         reference.changed = True
         self._held.clear()
@@ -204,7 +276,10 @@ class CompiledTopK(Operator):
             rows.extend([row] * held[row][1])
             if wanted is not None and len(rows) >= wanted:
                 break
-        return rows[self.offset:wanted]
+        rows = rows[self.offset:wanted]
+        if self._extend_row is not None:
+            rows = [self._extended(row) for row in rows]
+        return rows
 
     def flush(self) -> None:
         if self.mode == "reference":
@@ -222,33 +297,32 @@ class CompiledTopK(Operator):
         self.emit(out)
 
 
-class _Exact:
-    """A numeric id compared by its exact value, decoded only when a comparison needs
-    it (a float tie): building a key costs no ``Fraction``."""
 
-    __slots__ = ("term_id", "value_of")
+class _Rational:
+    """An exact number as a reduced ratio ``n / d`` (d > 0), ordered by integer
+    cross-multiplication: no ``Fraction`` arithmetic in comparisons. Negating ``n``
+    reverses the order (descending keys)."""
 
-    def __init__(self, value_of: Callable[[Any], Any], term_id: Any) -> None:
-        self.value_of = value_of
-        self.term_id = term_id
+    __slots__ = ("d", "n")
 
-    def _value(self) -> Any:
-        return self.value_of(self.term_id)
+    def __init__(self, n: int, d: int) -> None:
+        self.n = n
+        self.d = d
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Exact) and self._value() == other._value()
+        return isinstance(other, _Rational) and self.n == other.n and self.d == other.d
 
-    def __lt__(self, other: _Exact) -> bool:
-        return self._value() < other._value()
+    def __lt__(self, other: _Rational) -> bool:
+        return self.n * other.d < other.n * self.d
 
     def __hash__(self) -> int:
-        return hash(self._value())
+        return hash((self.n, self.d))
 
 
-class _ReversedExact(_Exact):
-    """The descending order of :class:`_Exact`."""
-
-    __slots__ = ()
-
-    def __lt__(self, other: _Exact) -> bool:
-        return other._value() < self._value()
+def _mentions(expr: Any, name: str) -> int:
+    """How often variable ``name`` occurs in ``expr``."""
+    if isinstance(expr, ast.Var):
+        return int(expr.name == name)
+    if isinstance(expr, ast.Call):
+        return sum(_mentions(a, name) for a in expr.args)
+    return 0

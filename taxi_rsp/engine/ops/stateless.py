@@ -88,13 +88,24 @@ class MapOp(Operator):
                 return None
         return row
 
+    def apply(self, row: Row) -> Row | None:
+        """The chain on one row (compiled on the first row it sees)."""
+        chain = self._chain
+        if chain is None:
+            chain = self._compile_chain(row)
+        return chain(row)
+
+    def _compile_chain(self, sample: Row) -> Step:
+        chain = self._chain = self._generic
+        if self._descriptions is not None and self._dictionary is not None:
+            chain = self._chain = compile_chunk(self._dictionary, self._input_schema, self._descriptions,
+                                                self._generic, sample)
+        return chain
+
     def push(self, deltas: list[Delta]) -> None:
         chain = self._chain
         if chain is None:
-            chain = self._chain = self._generic
-            if self._descriptions is not None and self._dictionary is not None:
-                chain = self._chain = compile_chunk(self._dictionary, self._input_schema, self._descriptions,
-                                                    self._generic, deltas[0][0])
+            chain = self._compile_chain(deltas[0][0])
         out = []
         for row, mult in deltas:
             result = chain(row)
