@@ -169,3 +169,18 @@ def test_a_value_of_another_type_hands_over_to_the_reference_without_changing_re
     assert "(reference)" in explain[0]  # the string made it hand over
     assert compiled == _outputs(text, events, compiled=False)
     assert compiled[0][2] == [("a", 3, 3)] and compiled[1][2] == [("a", 3, Fraction(11, 4))]
+
+
+def test_ratio_keys_are_reduced_with_a_positive_denominator() -> None:
+    from taxi_rsp.engine.compiled.topk import CompiledTopK, _Rational
+    from taxi_rsp.engine.ops.topk import TopKOp
+    from taxi_rsp.rdf.dictionary import Dictionary
+
+    d = Dictionary()
+    topk = CompiledTopK((), [], 1, 0, False, TopKOp((), [], 1, 0, False), d)
+    three, minus_four, half = d.integer_id(3), d.integer_id(-4), d.decimal_id(5, 1)
+    assert topk._ratio_ascending(three, minus_four) == (-0.75, _Rational(-3, 4))
+    assert topk._ratio_descending(half, minus_four) == (0.125, _Rational(1, 8))
+    # the same value from different representations gives equal keys
+    assert topk._ratio_ascending(d.integer_id(1), d.integer_id(2)) == topk._ascending(half)
+    assert _Rational(-3, 4) < _Rational(-1, 2) and not _Rational(1, 2) < _Rational(2, 4)
