@@ -4,7 +4,7 @@ A yardstick for the engine's speed, not a product path: what a competent user
 would write in an afternoon for this one query, with a dict of counts and a
 sorted list of ranking keys, and nothing from ``taxi_rsp``. Issue 15 asks the
 engine to come within 1.5x of it (``benchmarks/bench_handloop.py``). It follows
-/work/shared/SPEC.md §1-§5: every reject reason, exact nano-degree cells, expiry
+SPEC.md §1-§5: every reject reason, exact nano-degree cells, expiry
 instants, emit iff the ordered top-10 changed, NULL padding, and a delay measured
 from reading the line to formatting its output line. The file is self-contained
 on purpose (handloop_q2.py repeats the input part): one file, one query.

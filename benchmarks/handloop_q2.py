@@ -4,7 +4,7 @@ A yardstick for the engine's speed, not a product path: what a competent user
 would write in an afternoon for this one query — dicts per cell and per taxi, a
 sorted list of fares per cell for the median, a sorted list of ranking keys — and
 nothing from ``taxi_rsp``. Issue 15 asks the engine to be at least as fast
-(``benchmarks/bench_handloop.py``). It follows /work/shared/SPEC.md §1-§5: every
+(``benchmarks/bench_handloop.py``). It follows SPEC.md §1-§5: every
 reject reason, exact nano-degree cells and cents, expiry instants of both windows,
 exact profitability order, emit iff the ordered top-10 changed, NULL padding, and
 a delay measured from reading the line to formatting its output line. The file is
