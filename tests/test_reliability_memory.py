@@ -25,6 +25,9 @@ from taxi_rsp.engine.index.ring import RingIndex
 from taxi_rsp.engine.ops.aggregates import Median
 from taxi_rsp.engine.ops.group import GroupOp
 from taxi_rsp.engine.compiled.aggregate import CompiledAggregate
+from taxi_rsp.engine.compiled.correlated import CompiledCorrelated
+from taxi_rsp.engine.compiled.group import CompiledGroup
+from taxi_rsp.engine.compiled.join import CompiledJoin
 from taxi_rsp.engine.compiled.topk import CompiledTopK
 from taxi_rsp.engine.ops.tma import TmaTopKOp
 from taxi_rsp.runner import resolve_query
@@ -97,6 +100,13 @@ def structure_sizes(engine: Engine) -> dict[str, int]:
                 sizes["compiled groups"] += groups
                 sizes["compiled median values"] += values
                 sizes["compiled window rows"] += len(op._entries)
+            if isinstance(op, (CompiledJoin, CompiledCorrelated)):
+                sides = (op._left, op._right)
+                assert all(rows for side in sides for rows in side.values())  # no empty key left behind
+                sizes["compiled join/minus rows"] += sum(len(rows) for side in sides for rows in side.values())
+            if isinstance(op, CompiledGroup):
+                assert all(state[0] > 0 for state in op._groups.values())
+                sizes["compiled groups"] += len(op._groups)
             if isinstance(op, CompiledTopK):
                 assert len(op._sorted) == len(op._held)
                 sizes["compiled top-k rows"] += len(op._held)
@@ -125,7 +135,7 @@ def test_lazy_structures_stay_proportional_to_the_window(tmp_path: Path, compile
         engine.process(event)
         if i % 240 == 0:  # every 40 minutes of stream time, internal invariants included
             samples.append(structure_sizes(engine))
-    expected = ({"ring cells", "one-way rows", "compiled groups", "compiled median values", "compiled window rows",
+    expected = ({"compiled join/minus rows", "compiled groups", "compiled median values", "compiled window rows",
                  "compiled top-k rows"} if compiled else {"ring cells", "one-way rows", "median values", "tma cells"})
     assert expected <= set(samples[-1]), samples[-1]
     warm = samples[1:]  # from 80 minutes on

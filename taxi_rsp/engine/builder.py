@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from taxi_rsp.algebra import plan as P
-from taxi_rsp.engine.compiled.aggregate import fuse_group
+from taxi_rsp.engine.compiled.aggregate import FUSABLE, fuse_group
+from taxi_rsp.engine.compiled.group import CompiledGroup
 from taxi_rsp.engine.compiled.correlated import compile_correlated
 from taxi_rsp.engine.compiled.join import CompiledJoin
 from taxi_rsp.engine.compiled.topk import CompiledTopK
@@ -159,7 +160,12 @@ class PlanBuilder:
                      None if agg.arg is None else self._compile(agg.arg, child.schema))
                     for var, agg in node.aggregates
                 ]
-                group = self._add(GroupOp(child.schema, node.keys, aggregates, self.dictionary))
+                group = GroupOp(child.schema, node.keys, aggregates, self.dictionary)
+                if self.compiled and not any(agg.distinct or agg.name not in FUSABLE for _, agg in node.aggregates):
+                    group = CompiledGroup(child.schema, node.keys,
+                                          [(v, a.name, a.distinct, a.arg, c) for (v, a), (_, _, _, c)
+                                           in zip(node.aggregates, aggregates)], group, self.dictionary)
+                self._add(group)
                 self._connect(child, group.push)
                 return group
             case P.Distinct():

@@ -46,6 +46,7 @@ from typing import Any
 from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss
 from taxi_rsp.engine.expr import Compiled, ExprError
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
+from taxi_rsp.engine.ops.aggregates import Sum
 from taxi_rsp.engine.ops.group import GroupOp
 from taxi_rsp.engine.ops.match import BGPMatcher, EventView
 from taxi_rsp.engine.ops.window import WindowScan
@@ -273,6 +274,8 @@ class CompiledAggregate(Operator):
                  "if key not in dirty:",
                  "    dirty[key] = st[1]",
                  "st[0] += 1"]
+        if self._implicit:
+            lines.append("st[-1] = 1  # the one group has seen a row (see _result, SUM)")
         for j, a in enumerate(args):
             lines += self._update(j, a)
         return [pad + line for line in lines]
@@ -306,8 +309,10 @@ class CompiledAggregate(Operator):
             return f"_int_id({slot})"
         scale = 0 if kind == "I" else kind[1]
         if name == "SUM":
-            # Reference: a running total that starts at int 0 (no rows: the integer 0).
-            return f"(_int_id({slot}) if st[0] == 0 else {self._id_of(slot, kind)})"
+            # The reference's running total starts as the integer 0 and takes the type of
+            # what is added: no row ever is the integer 0, rows that all left a decimal 0.
+            ever = "(implicit and st[-1])"
+            return f"(_int_id({slot}) if st[0] == 0 and not {ever} else {self._id_of(slot, kind)})"
         if name == "AVG":
             return f"_avg_id({slot}, st[0], {scale})"
         if name in ("MIN", "MAX"):
@@ -391,8 +396,10 @@ class CompiledAggregate(Operator):
         raise _Deopt
 
     def _new_state_for_implicit(self) -> list:
+        """The one group of a query without GROUP BY; its last slot records whether it
+        has ever held a row (the type of an empty SUM depends on it)."""
         return [0, None] + [[] if n == "MEDIAN" else deque() if n in ("MIN", "MAX") else 0
-                            for n, _, _ in self._aggs]
+                            for n, _, _ in self._aggs] + [0]
 
     def _go_reference(self) -> None:
         """Replay the window into the reference GroupOp, which carries on from the
@@ -404,6 +411,11 @@ class CompiledAggregate(Operator):
         for key, state in reference._groups.items():
             current = self._groups.get(key)
             state.output = current[1] if current is not None else None
+        if self._implicit and self._groups[()][-1]:
+            # the one group once held decimals that all left: its SUM is a decimal 0
+            for acc, kind in zip(reference._groups[()].accumulators, self._kinds):
+                if isinstance(acc, Sum) and acc.n == 0 and kind not in ("I", "C"):
+                    acc.total = Fraction(0)
         pending: dict[tuple, Row | None] = {}
         for key, old in self._dirty.items():
             if key not in reference._groups:

@@ -1,0 +1,244 @@
+"""GROUP BY over any input of deltas (a join, a NOT EXISTS, a union …) as generated code.
+
+:class:`~taxi_rsp.engine.compiled.aggregate.CompiledAggregate` fuses a group with the
+window below it and relies on the window's first-in-first-out retractions. Here the
+input is any operator's delta stream, so a retraction may remove any value: MIN, MAX
+and MEDIAN keep a sorted ``list`` per group (bisect), COUNT/SUM/AVG integer totals.
+One generated ``push(deltas)`` decodes the key and argument ids of each delta and
+updates the group's state in place; ``flush`` emits each touched group's old and new
+row, exactly like the reference :class:`~taxi_rsp.engine.ops.group.GroupOp`.
+
+A delta the generated code cannot take goes to the reference closures (slow path);
+when its values do not fit the compiled kinds, the operator hands its whole state over
+to a reference ``GroupOp`` (the compiled totals and sorted lists become the reference's
+accumulators), which answers from then on.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, insort
+from fractions import Fraction
+from typing import Any
+
+from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss
+from taxi_rsp.engine.compiled.aggregate import FUSABLE, CompiledAggregate, _Deopt
+from taxi_rsp.engine.expr import Compiled
+from taxi_rsp.engine.ops.aggregates import Count, Max, Median, Min, Sum
+from taxi_rsp.engine.ops.base import Delta, Operator, Row
+from taxi_rsp.engine.ops.group import GroupOp
+from taxi_rsp.lang import ast
+from taxi_rsp.rdf.dictionary import INLINE_FLAG, TYPE_SHIFT, Dictionary
+
+_FIRST_STATE = 2  # [rows, last output, one slot per aggregate]
+
+
+class CompiledGroup(Operator):
+    """Same results as :class:`GroupOp` (``push`` / ``flush``)."""
+
+    compiled = True
+    # id computations shared with the fused window + group operator
+    _int_id = CompiledAggregate._int_id
+    _dec_id = CompiledAggregate._dec_id
+    _median_id = CompiledAggregate._median_id
+    _avg_id = CompiledAggregate._avg_id
+    _id_of = staticmethod(CompiledAggregate._id_of)
+    _fast_value = staticmethod(CompiledAggregate._fast_value)
+
+    def __init__(self, input_schema: tuple[str, ...], keys: tuple[str, ...],
+                 aggregates: list[tuple[str, str, bool, Any, Compiled | None]], reference: GroupOp,
+                 dictionary: Dictionary) -> None:
+        """``aggregates``: (output variable, name, distinct, argument, its reference closure)."""
+        super().__init__(reference.schema)
+        self.dictionary = dictionary
+        self._input_schema = input_schema
+        self._keys = keys
+        self._key_pos = tuple(input_schema.index(k) for k in keys)
+        self._aggs = [(name, arg, closure) for _, name, _, arg, closure in aggregates]
+        self._kinds: list[Any] = []
+        self._reference = reference
+        reference._sinks = self._sinks
+        self._groups: dict[tuple, list] = {}
+        self._dirty: dict[tuple, Row | None] = {}
+        self._implicit = not keys
+        self.mode = "specialised on the first row"  # then "compiled" or "reference"
+        self.source = ""
+        self._push = self._first_push
+        self._flush = self._reference_flush_before_first_row
+        if self._implicit:
+            # the last slot records whether the group ever held a row (see SUM's result)
+            self._groups[()] = [0, None] + [self._empty(n) for n, _, _ in self._aggs] + [0]
+            self._dirty[()] = None
+
+    def describe(self) -> str:
+        return f"CompiledGroup by {', '.join('?' + k for k in self._keys) or '()'} ({self.mode})"
+
+    def state_size(self) -> int:
+        return self._reference.state_size() if self.mode == "reference" else len(self._groups)
+
+    @staticmethod
+    def _empty(name: str) -> Any:
+        return [] if name in ("MIN", "MAX", "MEDIAN") else 0
+
+    # -- deltas --------------------------------------------------------------------------
+    def push(self, deltas: list[Delta]) -> None:
+        self._push(deltas)
+
+    def flush(self) -> None:
+        if self.mode == "reference":
+            self._reference.flush()
+        elif self._dirty:
+            self._flush()
+
+    def _first_push(self, deltas: list[Delta]) -> None:
+        try:
+            self._compile(deltas[0][0])
+            self.mode = "compiled"
+        except NoFast:
+            self._hand_over()
+        self._push(deltas)
+
+    def _reference_flush_before_first_row(self) -> None:
+        self._reference.flush()  # only the implicit group can be due: same empty state
+        for key in self._dirty:
+            self._groups[key][1] = self._reference._groups[key].output
+        self._dirty.clear()
+
+    def _compile(self, sample: Row) -> None:
+        codes = {i: (v >> TYPE_SHIFT) & 0xF for i, v in enumerate(sample)
+                 if type(v) is int and v & INLINE_FLAG}
+        c = ChunkCompiler(self.dictionary, self._input_schema, codes)
+        arg_codes, kinds = [], []
+        for name, arg, _ in self._aggs:
+            code, kind = self._argument(c, name, arg)
+            arg_codes.append(code)
+            kinds.append(kind)
+        self._kinds = kinds
+        w = c.w
+        args = [f"a{j}" for j in range(len(self._aggs))]
+        key = "(" + "".join(f"x{i}, " for i in self._key_pos) + ")"
+        unpack = ", ".join(f"x{i}" for i in range(len(self._input_schema)))
+        guard = " or ".join(f"(x{i} >> {TYPE_SHIFT}) != {h}" for i, h in sorted(w.guards.items()))
+        src = ["def push(deltas):", "    for row, mult in deltas:", "        try:"]
+        if unpack:
+            src.append(f"            {unpack}, = row")
+        if guard:
+            src.append(f"            if {guard}: raise _Miss")
+        src += [f"            {line}" for line in w.lines]
+        src += [f"            {a} = {code}" for a, code in zip(args, arg_codes)]
+        src += ["        except Exception:", "            _slow(row, mult)", "            continue",
+                f"        apply({key}, mult{''.join(', ' + a for a in args)})"]
+        src += ["", f"def apply(key, mult{''.join(', ' + a for a in args)}):",
+                "    st = groups.get(key)",
+                "    if st is None:",
+                f"        st = groups[key] = [0, None{''.join(', ' + ('[]' if self._aggs[j][0] in ('MIN', 'MAX', 'MEDIAN') else '0') for j in range(len(args)))}]",
+                "    if key not in dirty:",
+                "        dirty[key] = st[1]",
+                "    st[0] += mult"]
+        if self._implicit:
+            src.append("    st[-1] = 1")
+        for j, a in enumerate(args):
+            slot = f"st[{_FIRST_STATE + j}]"
+            if self._aggs[j][0] in ("COUNT", "SUM", "AVG"):
+                src.append(f"    {slot} += {a} * mult")
+            else:  # a sorted list: any value may leave
+                src += ["    if mult > 0:", f"        for _ in range(mult): insort({slot}, {a})", "    else:",
+                        f"        values = {slot}",
+                        f"        for _ in range(-mult): del values[bisect_left(values, {a})]"]
+        src += ["", "def flush():", "    out = []", "    append = out.append",
+                "    for key, old in dirty.items():",
+                "        st = groups[key]",
+                "        if st[0] == 0 and not implicit:",
+                "            new = None",
+                "            del groups[key]",
+                "        else:",
+                f"            new = key + ({''.join(self._result(j) + ', ' for j in range(len(args)))})",
+                "        st[1] = new",
+                "        if old != new:",
+                "            if old is not None:",
+                "                append((old, -1))",
+                "            if new is not None:",
+                "                append((new, 1))",
+                "    dirty.clear()",
+                "    if out:",
+                "        emit(out)"]
+        self.source = "\n".join(src)
+        namespace = dict(w.consts)
+        namespace.update(c.runtime())
+        namespace.update(_Miss=_Miss, _slow=self._slow, groups=self._groups, dirty=self._dirty,
+                         implicit=self._implicit, emit=self.emit, insort=insort, bisect_left=bisect_left,
+                         _int_id=self._int_id, _dec_id=self._dec_id, _median_id=self._median_id,
+                         _avg_id=self._avg_id)
+        exec(compile(self.source, "<taxi_rsp compiled group>", "exec"), namespace)  # noqa: S102 - our own source
+        self._push, self._apply, self._flush = namespace["push"], namespace["apply"], namespace["flush"]
+
+    def _argument(self, c: ChunkCompiler, name: str, arg: Any) -> tuple[str, Any]:
+        if name not in FUSABLE:
+            raise NoFast(name)
+        if name == "COUNT":
+            if arg is None:
+                return "1", "C"
+            if isinstance(arg, ast.Var) and arg.name in self._input_schema:
+                # COUNT(?v) counts the rows where ?v is bound (an unbound value is an error)
+                return f"(0 if x{self._input_schema.index(arg.name)} is None else 1)", "C"
+            raise NoFast(arg)
+        code, kind = c.expr(arg)
+        if kind == "I" or (isinstance(kind, tuple) and kind[1] <= 9):
+            return code, kind
+        raise NoFast(arg)
+
+    def _result(self, j: int) -> str:
+        name, kind, slot = self._aggs[j][0], self._kinds[j], f"st[{_FIRST_STATE + j}]"
+        if name == "COUNT":
+            return f"_int_id({slot})"
+        scale = 0 if kind == "I" else kind[1]
+        if name == "SUM":  # see CompiledAggregate._result
+            return f"(_int_id({slot}) if st[0] == 0 and not (implicit and st[-1]) else {self._id_of(slot, kind)})"
+        if name == "AVG":
+            return f"_avg_id({slot}, st[0], {scale})"
+        if name in ("MIN", "MAX"):
+            return f"({self._id_of(slot + ('[0]' if name == 'MIN' else '[-1]'), kind)} if {slot} else None)"
+        return f"_median_id({slot}, {scale}, {kind == 'I'})"
+
+    # -- slow path and hand-over -----------------------------------------------------------
+    def _slow(self, row: Row, mult: int) -> None:
+        try:
+            values = [self._fast_value(closure, kind, row) for (_, _, closure), kind in zip(self._aggs, self._kinds)]
+        except _Deopt:
+            self._hand_over()
+            self._reference.push([(row, mult)])
+            return
+        self._apply(tuple(row[i] for i in self._key_pos), mult, *values)
+
+    def _python_value(self, value: int, kind: Any) -> Any:
+        return value if kind == "I" else Fraction(value, 10 ** kind[1])
+
+    def _hand_over(self) -> None:
+        """The compiled state becomes the reference GroupOp's state."""
+        reference = self._reference
+        for key, state in self._groups.items():
+            target = reference._groups.get(key) or reference._new_state()
+            reference._groups[key] = target
+            target.rows, target.output = state[0], state[1]
+            ever = state[-1] if self._implicit else state[0]
+            for (name, _, _), kind, acc, slot in zip(self._aggs, self._kinds, target.accumulators,
+                                                     state[_FIRST_STATE:]):
+                self._restore(name, kind, acc, slot, state[0], ever)
+        reference._dirty = dict(self._dirty)
+        self._groups.clear()
+        self._dirty.clear()
+        self.mode = "reference"
+        self._push = reference.push
+
+    def _restore(self, name: str, kind: Any, acc: Any, slot: Any, rows: int, ever: int) -> None:
+        """Load one compiled aggregate state into a reference accumulator."""
+        if isinstance(acc, Count):
+            acc.n = slot
+        elif isinstance(acc, Sum):  # SUM and AVG: the total of ``rows`` values
+            acc.total, acc.n = (self._python_value(slot, kind) if ever else 0), rows
+        elif isinstance(acc, (Min, Max, Median)):
+            values = [self._python_value(v, kind) for v in slot]
+            acc.values.clear()
+            acc.values.update(values)
+        else:  # pragma: no cover - only FUSABLE aggregates are compiled
+            raise TypeError(f"cannot restore {type(acc).__name__}")
+
