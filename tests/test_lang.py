@@ -99,8 +99,6 @@ def test_parameters_bind_windows() -> None:
         ("SELECT ?a (COUNT(?b) AS ?n) WHERE { STREAM <http://s> [RANGE 1m] { ?a ?b ?c } }", "neither grouped"),
         ("SELECT ?a WHERE { STREAM ?s [RANGE 1m] { ?a ?b ?c } }", "needs an IRI"),
         ("SELECT ?a WHERE { STREAM <http://s> [RANGE 10m SLIDE 1m] { ?a ?b ?c } }", "SLIDE"),
-        ("SELECT ?a WHERE { STREAM <http://s> [RANGE 1m] { ?a ?b ?c } FILTER(?a || EXISTS { ?a ?b 1 }) }",
-         "top-level conjunct"),
         ("SELECT (MAX(COUNT(?a)) AS ?m) WHERE { ?a ?b ?c }", "nested"),
     ],
 )

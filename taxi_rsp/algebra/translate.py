@@ -14,7 +14,11 @@ from typing import Any
 from taxi_rsp.algebra import plan as P
 from taxi_rsp.errors import UnsupportedQueryError
 from taxi_rsp.lang import ast
-from taxi_rsp.rdf.terms import IRI
+from taxi_rsp.rdf.namespaces import XSD, XSD_BOOLEAN
+from taxi_rsp.rdf.terms import IRI, BNode, Literal
+
+_TRUE = ast.Const(Literal("true", XSD_BOOLEAN))
+_FALSE = ast.Const(Literal("false", XSD_BOOLEAN))
 
 
 def translate_query(query: ast.Query) -> P.LogicalPlan:
@@ -31,16 +35,30 @@ class _Translator:
 
     # -- query level ---------------------------------------------------------------
     def query(self, query: ast.Query) -> P.LogicalPlan:
-        if query.limit is not None and not query.order_by:
+        if (query.limit is not None or query.offset) and not query.order_by and has_stream(query):
             raise UnsupportedQueryError(
                 "LIMIT/OFFSET without ORDER BY has no defined result on a stream; add ORDER BY"
             )
         node = self.group(query.where)
+        if query.form == "ASK":
+            return self.ask(query, node)
         node, projection = self.modifiers(query, node)
         if query.form == "CONSTRUCT":
             return P.LogicalPlan(P.Construct(node, query.template), "CONSTRUCT", ("subject", "predicate", "object"),
                                  ordered=False)
         return P.LogicalPlan(node, "SELECT", projection, ordered=bool(query.order_by))
+
+    def ask(self, query: ast.Query, node: P.PlanNode) -> P.LogicalPlan:
+        """ASK: one boolean per instant, true when the pattern has a solution (a stream
+        of booleans, reported like any one-row SELECT)."""
+        if query.group_by or query.having or query.order_by:
+            raise UnsupportedQueryError("ASK takes no GROUP BY, HAVING or ORDER BY")
+        if query.values is not None:
+            node = _join(node, self.values(query.values))
+        count = self.fresh("ask")
+        node = P.Group(node, (), ((count, ast.Aggregate("COUNT", None)),))
+        node = P.Extend(node, "ask", ast.Call(">", (ast.Var(count), ast.Const(Literal("0", XSD + "integer")))))
+        return P.LogicalPlan(P.Project(node, ("ask",)), "ASK", ("ask",), ordered=False)
 
     def modifiers(self, query: ast.Query, node: P.PlanNode) -> tuple[P.PlanNode, tuple[str, ...]]:
         items = query.projection
@@ -67,7 +85,15 @@ class _Translator:
             for expr in exprs:
                 self._collect_aggregates(expr, aggregates)
             node = P.Group(node, tuple(keys), tuple((var, agg) for agg, var in aggregates.items()))
+            aliases = {i.var.name for i in items or () if i.expr is not None} - set(keys)
             for having in query.having:
+                seen = _expr_var_names(having) & aliases
+                if seen:
+                    name = sorted(seen)[0]
+                    raise UnsupportedQueryError(
+                        f"HAVING reads ?{name}, a SELECT expression: SPARQL 1.1 evaluates HAVING before "
+                        f"the SELECT expressions, so ?{name} is unbound there; repeat the expression in HAVING"
+                    )
                 node = P.Filter(node, self._replace_aggregates(having, aggregates))
             if items is None:
                 raise UnsupportedQueryError("SELECT * cannot be used with GROUP BY or aggregates")
@@ -78,16 +104,23 @@ class _Translator:
                     )
         elif query.having:
             raise UnsupportedQueryError("HAVING needs GROUP BY or an aggregate")
+        if query.values is not None:  # SPARQL 1.1 §18.2.4.3: after HAVING, before SELECT expressions
+            node = _join(node, self.values(query.values))
         for item in items or ():
             if item.expr is not None and aggregates.get(item.expr) != item.var.name:
-                node = P.Extend(node, item.var.name, self._replace_aggregates(item.expr, aggregates))
+                if item.var.name in node.variables:
+                    raise UnsupportedQueryError(f"SELECT (... AS ?{item.var.name}): ?{item.var.name} is already bound")
+                expr = self._replace_aggregates(item.expr, aggregates)
+                if _has_exists(expr):
+                    node, expr = self._mark_exists(node, expr)
+                node = P.Extend(node, item.var.name, expr)
         projection = tuple(i.var.name for i in items) if items is not None else _visible(node.variables)
         order = tuple(
             (self._replace_aggregates(c.expr, aggregates), c.descending) for c in query.order_by
         )
         if query.distinct:
             node = P.Distinct(P.Project(node, projection))
-        if order:
+        if order or query.limit is not None or query.offset:
             node = P.TopK(node, order, query.limit, query.offset)
         return P.Project(node, projection), projection
 
@@ -126,7 +159,9 @@ class _Translator:
                 case ast.Filter():
                     filters.append(element.expr)
                 case ast.BGP():
-                    node = _join(node, P.StaticBGP(element.triples))
+                    node = _join(node, self.static_bgp(element.triples, None))
+                case ast.Values():
+                    node = _join(node, self.values(element))
                 case ast.StreamPattern():
                     node = _join(node, self.stream(element))
                 case ast.OptionalPattern():
@@ -138,7 +173,10 @@ class _Translator:
                 case ast.Bind():
                     if element.var.name in node.variables:
                         raise UnsupportedQueryError(f"BIND to ?{element.var.name}, which is already bound")
-                    node = P.Extend(node, element.var.name, element.expr)
+                    expr = element.expr
+                    if _has_exists(expr):
+                        node, expr = self._mark_exists(node, expr)
+                    node = P.Extend(node, element.var.name, expr)
                 case ast.UnionPattern():
                     node = _join(node, P.Union(tuple(self.group(g) for g in element.alternatives)))
                 case ast.GroupPattern():
@@ -167,13 +205,51 @@ class _Translator:
                     else:
                         node = P.SemiJoin(node, right, condition)
                 elif _has_exists(conjunct):
-                    raise UnsupportedQueryError(
-                        "EXISTS / NOT EXISTS is supported as a top-level conjunct of FILTER only"
-                    )
+                    node, marked = self._mark_exists(node, conjunct)
+                    plain.append(marked)
                 else:
                     plain.append(conjunct)
         if plain:
             node = P.Filter(node, _conjunction(plain))
+        return node
+
+    def _mark_exists(self, node: P.PlanNode, expr: Any) -> tuple[P.PlanNode, Any]:
+        """EXISTS inside an expression (under ``||``, ``!``, IF, BIND ...): each EXISTS
+        becomes a hidden boolean variable, true on the semi-join's rows and false on
+        the anti-join's; their union is ``node`` with the mark (incremental like
+        FILTER [NOT] EXISTS, which are the two halves)."""
+        found: list[tuple[str, ast.Exists]] = []
+
+        def mark(e: Any) -> Any:
+            if isinstance(e, ast.Exists):
+                name = self.fresh("exists")
+                found.append((name, e))
+                return ast.Call("!", (ast.Var(name),)) if e.negated else ast.Var(name)
+            if isinstance(e, ast.Call):
+                return ast.Call(e.op, tuple(mark(a) for a in e.args))
+            return e
+
+        marked = mark(expr)
+        for name, exists in found:
+            inner_filters: list[Any] = []
+            right = self.group(exists.pattern, inner_filters)
+            condition = _conjunction(inner_filters)
+            node = P.Union((P.Extend(P.SemiJoin(node, right, condition), name, _TRUE),
+                            P.Extend(P.AntiJoin(node, right, condition), name, _FALSE)))
+        return node, marked
+
+    def values(self, values: ast.Values) -> P.Values:
+        return P.Values(tuple(v.name for v in values.vars), values.rows)
+
+    def static_bgp(self, triples: tuple[ast.TriplePattern, ...], graph: Any) -> P.PlanNode:
+        """Plain triples as one BGP; each property path (``|``, ``*``, ``+``, ``?``,
+        ``!``) as a PathScan joined to it. Blank nodes are hidden variables."""
+        triples = _bnodes_as_vars(triples)
+        plain = tuple(t for t in triples if not ast.is_path(t.p))
+        node: P.PlanNode = P.StaticBGP(plain, graph) if plain or graph is not None else P.Unit()
+        for t in triples:
+            if ast.is_path(t.p):
+                node = _join(node, P.PathScan(t.s, t.p, t.o, graph))
         return node
 
     def stream(self, element: ast.StreamPattern) -> P.Scan:
@@ -181,22 +257,28 @@ class _Translator:
             raise UnsupportedQueryError(
                 f"line {element.position.line}: STREAM needs an IRI, not a variable"
             )
+        where = f"line {element.position.line}, column {element.position.column}"
         if element.window.slide_ms is not None:
             raise UnsupportedQueryError(
-                f"line {element.position.line}: RANGE ... SLIDE (hopping windows) is not supported yet; "
-                "use a sliding RANGE window"
+                f"{where}: RANGE ... SLIDE (hopping windows) is not supported yet; use a sliding RANGE window"
             )
         triples: list[ast.TriplePattern] = []
         for inner in element.pattern.elements:
             if not isinstance(inner, ast.BGP):
                 raise UnsupportedQueryError(
-                    f"line {element.position.line}: a STREAM block may contain triple patterns only; "
+                    f"{where}: a STREAM block may contain triple patterns only; "
                     "put FILTER/BIND/OPTIONAL after the STREAM block"
                 )
             triples.extend(inner.triples)
         if not triples:
-            raise UnsupportedQueryError(f"line {element.position.line}: empty STREAM pattern")
-        return P.Scan(element.stream.value, element.window, tuple(triples))
+            raise UnsupportedQueryError(f"{where}: empty STREAM pattern")
+        for t in triples:
+            if ast.is_path(t.p):
+                raise UnsupportedQueryError(
+                    f"{where}: property paths with |, *, +, ? or ! are evaluated over static data only; "
+                    "inside STREAM use sequences (/) and inverses (^)"
+                )
+        return P.Scan(element.stream.value, element.window, _bnodes_as_vars(tuple(triples)))
 
     def graph(self, element: ast.GraphGraphPattern) -> P.PlanNode:
         triples: list[ast.TriplePattern] = []
@@ -204,7 +286,7 @@ class _Translator:
             if not isinstance(inner, ast.BGP):
                 raise UnsupportedQueryError("a GRAPH block may contain triple patterns only")
             triples.extend(inner.triples)
-        return P.StaticBGP(tuple(triples), element.graph)
+        return self.static_bgp(tuple(triples), element.graph)
 
     def sub_select(self, query: ast.Query) -> P.PlanNode:
         keep = {item.var.name for item in query.projection} if query.projection is not None else None
@@ -216,6 +298,36 @@ class _Translator:
 
 
 # -- helpers ------------------------------------------------------------------------
+def has_stream(obj: Any) -> bool:
+    """True when a query (or any part of it) contains a STREAM pattern."""
+    if isinstance(obj, ast.StreamPattern):
+        return True
+    if isinstance(obj, tuple):
+        return any(has_stream(item) for item in obj)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return any(has_stream(getattr(obj, f.name)) for f in dataclasses.fields(obj)
+                   if f.name not in ("prefixes", "position", "template"))
+    return False
+
+
+def _bnode_var(node: Any) -> Any:
+    # A blank node in a pattern is a variable that cannot be projected (SPARQL 1.1 §4.1.4).
+    return ast.Var(f"_:{node.label}") if isinstance(node, BNode) else node
+
+
+def _bnodes_as_vars(triples: tuple[ast.TriplePattern, ...]) -> tuple[ast.TriplePattern, ...]:
+    return tuple(ast.TriplePattern(_bnode_var(t.s), t.p if ast.is_path(t.p) else _bnode_var(t.p), _bnode_var(t.o))
+                 for t in triples)
+
+
+def _expr_var_names(expr: Any) -> set[str]:
+    if isinstance(expr, ast.Var):
+        return {expr.name}
+    if isinstance(expr, ast.Call):
+        return set().union(set(), *(_expr_var_names(a) for a in expr.args))
+    return set()
+
+
 def _join(left: P.PlanNode, right: P.PlanNode) -> P.PlanNode:
     if isinstance(left, P.Unit):
         return right

@@ -104,6 +104,13 @@ class PlanBuilder:
                 return self._source(schema, rows)
             case P.Unit():
                 return self._source((), [()])
+            case P.Values():
+                encode = self.dictionary.encode
+                rows = [tuple(None if t is None else encode(t) for t in row) for row in node.rows]
+                return self._source(node.vars, rows)
+            case P.PathScan():
+                schema, rows = self.static.evaluate_path(node.subject, node.path, node.object, node.graph)
+                return self._source(schema, rows)
             case P.Filter():
                 child = self.build(node.child)
                 step = filter_step(self._compile(node.expr, child.schema))
@@ -141,7 +148,7 @@ class PlanBuilder:
                 child = self.build(node.child)
                 aggregates = [
                     (var, agg.name, agg.distinct,
-                     None if agg.arg is None else self._compile(agg.arg, child.schema))
+                     None if agg.arg is None else self._compile(agg.arg, child.schema), agg.separator)
                     for var, agg in node.aggregates
                 ]
                 group = self._add(GroupOp(child.schema, node.keys, aggregates, self.dictionary))
@@ -226,6 +233,8 @@ class PlanBuilder:
     def _tma(self, node: P.TopK) -> TmaTopKOp | None:
         """A TMA grid top-k when the first ORDER BY key is DESC of a variable defined by
         a monotone expression (see :func:`taxi_rsp.engine.ops.tma.monotonicity`)."""
+        if not node.order:
+            return None
         first, descending = node.order[0]
         if node.limit is None or not descending or not isinstance(first, ast.Var):
             return None

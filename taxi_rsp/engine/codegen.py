@@ -266,7 +266,7 @@ class ChunkCompiler:
             if isinstance(ka, tuple):
                 return a, ka
             raise NoFast(node)
-        if op in ("STR", XSD + "string") and len(vals) == 1:
+        if op == "STR" and len(vals) == 1:  # xsd:string casts go generic (XPath rules)
             return self._str(*vals[0], node), "S"
         if op == "CONCAT":
             parts = [self._str(a, k, node) for a, k in vals]

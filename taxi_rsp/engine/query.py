@@ -181,7 +181,7 @@ class RegisteredQuery:
                         parts.append(node)
                 else:
                     triples.append(tuple(parts))
-        return triples
+        return list(dict.fromkeys(triples))  # a result graph is a set (order kept)
 
     def explain(self) -> str:
         from taxi_rsp.algebra.plan import explain

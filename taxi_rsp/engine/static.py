@@ -173,6 +173,28 @@ class StaticStore:
         return bgp.schema, bgp.match(self.graph_index(graph_id))
 
 
+    def evaluate_path(self, subject: object, path: object, obj: object,
+                      graph: object | None) -> tuple[tuple[str, ...], list[tuple]]:
+        """Schema and rows of a property path pattern (see :mod:`taxi_rsp.engine.paths`)."""
+        from taxi_rsp.engine.paths import evaluate_path
+
+        if graph is None:
+            return evaluate_path(self.graph_index(DEFAULT_GRAPH), self.dictionary, subject, path, obj)
+        if isinstance(graph, Var):
+            schema: tuple[str, ...] = ()
+            rows: list[tuple] = []
+            for g in self.named_graphs():
+                schema, found = evaluate_path(self.graph_index(g), self.dictionary, subject, path, obj)
+                rows.extend(row + (g,) for row in found)
+            if not schema:
+                schema = tuple(dict.fromkeys(n.name for n in (subject, obj) if isinstance(n, Var)))
+            return schema + (graph.name,), rows
+        graph_id = self.dictionary.lookup(graph)  # type: ignore[arg-type]
+        if graph_id is None:
+            return tuple(dict.fromkeys(n.name for n in (subject, obj) if isinstance(n, Var))), []
+        return evaluate_path(self.graph_index(graph_id), self.dictionary, subject, path, obj)
+
+
 class _CompiledBGP:
     """A BGP as slots: ``(True, var position)`` or ``(False, constant id)`` per position.
     The join order is chosen greedily per graph: next the pattern with the fewest
