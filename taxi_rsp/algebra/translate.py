@@ -29,6 +29,7 @@ def translate_query(query: ast.Query) -> P.LogicalPlan:
 class _Translator:
     def __init__(self) -> None:
         self._fresh = itertools.count()
+        self._graph: Any = None  # the graph of the enclosing GRAPH block (None: default graph)
 
     def fresh(self, stem: str) -> str:
         return f"_{stem}{next(self._fresh)}"
@@ -97,6 +98,15 @@ class _Translator:
                 node = P.Filter(node, self._replace_aggregates(having, aggregates))
             if items is None:
                 raise UnsupportedQueryError("SELECT * cannot be used with GROUP BY or aggregates")
+            visible = set(keys) | set(aggregates.values())
+            for item in items:
+                if item.expr is not None:
+                    loose = _expr_var_names(item.expr) - visible
+                    if loose:
+                        raise UnsupportedQueryError(
+                            f"(... AS ?{item.var.name}) reads ?{sorted(loose)[0]}, which is neither grouped nor "
+                            "aggregated")
+                    visible.add(item.var.name)
             for item in items:
                 if item.expr is None and item.var.name not in keys:
                     raise UnsupportedQueryError(
@@ -159,7 +169,7 @@ class _Translator:
                 case ast.Filter():
                     filters.append(element.expr)
                 case ast.BGP():
-                    node = _join(node, self.static_bgp(element.triples, None))
+                    node = _join(node, self.static_bgp(element.triples, self._graph))
                 case ast.Values():
                     node = _join(node, self.values(element))
                 case ast.StreamPattern():
@@ -199,7 +209,9 @@ class _Translator:
                 if isinstance(conjunct, ast.Exists):
                     inner_filters: list[Any] = []
                     right = self.group(conjunct.pattern, inner_filters)
-                    condition = _conjunction(inner_filters)
+                    nested = [f for f in inner_filters if _has_exists(f)]  # evaluated inside
+                    right = self.apply_filters(right, nested) if nested else right
+                    condition = _conjunction([f for f in inner_filters if not _has_exists(f)])
                     if conjunct.negated:
                         node = P.AntiJoin(node, right, condition)
                     else:
@@ -233,7 +245,9 @@ class _Translator:
         for name, exists in found:
             inner_filters: list[Any] = []
             right = self.group(exists.pattern, inner_filters)
-            condition = _conjunction(inner_filters)
+            nested = [f for f in inner_filters if _has_exists(f)]
+            right = self.apply_filters(right, nested) if nested else right
+            condition = _conjunction([f for f in inner_filters if not _has_exists(f)])
             node = P.Union((P.Extend(P.SemiJoin(node, right, condition), name, _TRUE),
                             P.Extend(P.AntiJoin(node, right, condition), name, _FALSE)))
         return node, marked
@@ -281,12 +295,18 @@ class _Translator:
         return P.Scan(element.stream.value, element.window, _bnodes_as_vars(tuple(triples)))
 
     def graph(self, element: ast.GraphGraphPattern) -> P.PlanNode:
-        triples: list[ast.TriplePattern] = []
-        for inner in element.pattern.elements:
-            if not isinstance(inner, ast.BGP):
-                raise UnsupportedQueryError("a GRAPH block may contain triple patterns only")
-            triples.extend(inner.triples)
-        return self.static_bgp(tuple(triples), element.graph)
+        """GRAPH g { ... }: every BGP and path inside matches in graph g (with GRAPH ?g,
+        each binds ?g, and the group's joins keep one graph per solution)."""
+        if has_stream(element.pattern):
+            raise UnsupportedQueryError("a STREAM pattern cannot be inside GRAPH")
+        outer, self._graph = self._graph, element.graph
+        try:
+            node = self.group(element.pattern)
+        finally:
+            self._graph = outer
+        if isinstance(element.graph, ast.Var) and element.graph.name not in node.variables:
+            node = _join(P.StaticBGP((), element.graph), node)  # GRAPH ?g { } still binds ?g
+        return node
 
     def sub_select(self, query: ast.Query) -> P.PlanNode:
         keep = {item.var.name for item in query.projection} if query.projection is not None else None

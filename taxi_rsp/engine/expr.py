@@ -434,7 +434,8 @@ def _xpath_replacement(text: str) -> str:
 
 
 def _concat(*values: Any) -> str:
-    text = "".join(str.__str__(v) if isinstance(v, str) else lexical(v) for v in values)
+    """CONCAT of string literals (a number or IRI argument is an error: use STR)."""
+    text = "".join(str.__str__(_string(v)) for v in values)
     langs = {v.lang if isinstance(v, LangString) else None for v in values}
     if len(langs) == 1 and None not in langs:
         return LangString(text, langs.pop())
@@ -521,6 +522,19 @@ def _tz(value: Any) -> str:
     return f"{sign}{hours:02d}:{minutes:02d}"
 
 
+def _iri(value: Any, base: Any = None) -> IRI:
+    """IRI(): an IRI, or a string resolved against the query's BASE (the parser passes
+    BASE as a hidden second argument)."""
+    if isinstance(value, IRI):
+        return value
+    text = _simple(value)
+    if isinstance(base, IRI) and not re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", text):
+        from taxi_rsp.lang.parser import resolve_iri
+
+        return IRI(resolve_iri(base.value, text))
+    return IRI(text)
+
+
 def _now() -> DateTime:
     millis = EVENT_TIME.get()
     if millis is None:
@@ -591,8 +605,8 @@ _FUNCTIONS: dict[str, tuple[tuple[int, ...] | None, Callable[..., Any]]] = {
     "ISBLANK": ((1,), lambda v: isinstance(v, BNode)),
     "ISLITERAL": ((1,), lambda v: not isinstance(v, (IRI, BNode))),
     "ISNUMERIC": ((1,), is_numeric),
-    "IRI": ((1,), lambda v: v if isinstance(v, IRI) else IRI(_simple(v))),
-    "URI": ((1,), lambda v: v if isinstance(v, IRI) else IRI(_simple(v))),
+    "IRI": ((1,), lambda v, base=None: _iri(v, base)),
+    "URI": ((1,), lambda v, base=None: _iri(v, base)),
     "BNODE": ((0, 1), _bnode),
     "SAMETERM": ((2,), lambda a, b: type(a) is type(b) and a == b and getattr(a, "offset", None)
                  == getattr(b, "offset", None)),
@@ -754,6 +768,8 @@ def _compile_call_unfolded(expr: ast.Call, schema: dict[str, int], dictionary: D
         return lambda row: volatile()
     if op in _FUNCTIONS:
         arities, fn = _FUNCTIONS[op]
+        if op in ("IRI", "URI"):
+            arities = (1, 2)  # the second: BASE, added by the parser
         if arities is not None and len(args) not in arities:
             raise UnsupportedQueryError(check_call(op, len(args)) or op)
         if op == "DATATYPE" and isinstance(expr.args[0], ast.Var) and expr.args[0].name in schema:

@@ -117,9 +117,10 @@ class StaticStore:
             self._indexes.pop(graph_id, None)
             self.version += 1
 
-    def load(self, path: Path) -> int:
+    def load(self, path: Path, graph: IRI | None = None) -> int:
         """Load an RDF file (format from its suffix); returns the number of statements read.
-        Blank nodes are scoped to the file, as RDF merging requires."""
+        Blank nodes are scoped to the file, as RDF merging requires. ``graph``: put the
+        file's default-graph triples into that named graph instead."""
         import pyoxigraph as ox
 
         from taxi_rsp.rdfstream.oxi import TermEncoder, syntax_reason
@@ -131,11 +132,12 @@ class StaticStore:
             raise UserError(f"{path}: no such file")
         self._loads += 1
         encode = TermEncoder(self.dictionary, bnode_scope=f"static{self._loads}.")
+        target = DEFAULT_GRAPH if graph is None else self.dictionary.encode(graph)
         count = 0
         try:
             for quad in ox.parse(path=path, format=getattr(ox.RdfFormat, fmt), base_iri=path.resolve().as_uri()):
-                graph = quad.graph_name
-                graph_id = DEFAULT_GRAPH if isinstance(graph, ox.DefaultGraph) else encode(graph)
+                name = quad.graph_name
+                graph_id = target if isinstance(name, ox.DefaultGraph) else encode(name)
                 self.add_ids((encode(quad.subject), encode(quad.predicate), encode(quad.object)), graph_id)
                 count += 1
         except SyntaxError as exc:

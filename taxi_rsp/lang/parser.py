@@ -259,9 +259,20 @@ class _ToAst(Transformer):
                          prefixes=dict(self.prefixes), **mods)
 
     def sub_select(self, meta, children):
-        (distinct, projection), where, mods = children
+        (distinct, projection), where, mods, *values = children
         return ast.SubSelect(ast.Query("SELECT", where, projection, distinct=distinct,
-                                       prefixes=dict(self.prefixes), **mods))
+                                       prefixes=dict(self.prefixes), values=values[0] if values else None, **mods))
+
+    def construct_where(self, meta, children):
+        """CONSTRUCT WHERE { triples }: the template is the pattern (SPARQL 1.1 §16.2.4)."""
+        datasets = tuple(c for c in children if isinstance(c, tuple) and len(c) == 2 and isinstance(c[1], bool))
+        template = next((c for c in children if isinstance(c, tuple) and c and isinstance(c[0], ast.TriplePattern)),
+                        ())
+        if any(ast.is_path(t.p) for t in template):
+            raise self._error("CONSTRUCT WHERE cannot use property paths", meta)
+        where = ast.GroupPattern((ast.BGP(template),) if template else ())
+        return ast.Query("CONSTRUCT", where, None, template=template, datasets=datasets,
+                         prefixes=dict(self.prefixes), **children[-1])
 
     def construct_query(self, meta, children):
         template, *rest = children
@@ -549,6 +560,8 @@ class _ToAst(Transformer):
         problem = check_call(op, len(args))
         if problem is not None:
             raise self._error(problem, name)
+        if op in ("IRI", "URI") and self.base:  # relative IRIs resolve against BASE (§17.4.2.8)
+            args.append(ast.Const(IRI(self.base)))
         return ast.Call(op, tuple(args))
 
     def bound(self, meta, children):
