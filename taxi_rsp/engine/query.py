@@ -186,9 +186,12 @@ class RegisteredQuery:
     def explain(self) -> str:
         from taxi_rsp.algebra.plan import explain
 
+        from taxi_rsp.algebra.lint import cross_products
+
         lines = [f"query {self.name}", "logical plan:", explain(self.logical.root, 1), "physical operators:"]
         for op in self.physical.operators:
             lines.append(f"  {op.describe()} -> {', '.join('?' + v for v in op.schema)}")
+        lines.extend(f"warning: {warning}" for warning in cross_products(self.logical.root))
         return "\n".join(lines)
 
     def state_size(self) -> int:
