@@ -272,10 +272,6 @@ class _Translator:
                 f"line {element.position.line}: STREAM needs an IRI, not a variable"
             )
         where = f"line {element.position.line}, column {element.position.column}"
-        if element.window.slide_ms is not None:
-            raise UnsupportedQueryError(
-                f"{where}: RANGE ... SLIDE (hopping windows) is not supported yet; use a sliding RANGE window"
-            )
         triples: list[ast.TriplePattern] = []
         for inner in element.pattern.elements:
             if not isinstance(inner, ast.BGP):
