@@ -23,13 +23,17 @@ _FALSE = ast.Const(Literal("false", XSD_BOOLEAN))
 
 def translate_query(query: ast.Query) -> P.LogicalPlan:
     """Translate a parsed query into a logical plan."""
-    return _Translator().query(query)
+    return _Translator(query.source).query(query)
 
 
 class _Translator:
-    def __init__(self) -> None:
+    def __init__(self, source: str = "<query>") -> None:
+        self._source = source
         self._fresh = itertools.count()
         self._graph: Any = None  # the graph of the enclosing GRAPH block (None: default graph)
+
+    def _where(self, position: ast.Position | None) -> str:
+        return f"{self._source}:{position.line}:{position.column}: " if position is not None else ""
 
     def fresh(self, stem: str) -> str:
         return f"_{stem}{next(self._fresh)}"
@@ -37,9 +41,8 @@ class _Translator:
     # -- query level ---------------------------------------------------------------
     def query(self, query: ast.Query) -> P.LogicalPlan:
         if (query.limit is not None or query.offset) and not query.order_by and has_stream(query):
-            raise UnsupportedQueryError(
-                "LIMIT/OFFSET without ORDER BY has no defined result on a stream; add ORDER BY"
-            )
+            raise _refuse(query, "limit", "LIMIT/OFFSET without ORDER BY has no defined result on a stream; "
+                                          "add ORDER BY")
         node = self.group(query.where)
         if query.form == "ASK":
             return self.ask(query, node)
@@ -53,7 +56,7 @@ class _Translator:
         """ASK: one boolean per instant, true when the pattern has a solution (a stream
         of booleans, reported like any one-row SELECT)."""
         if query.group_by or query.having or query.order_by:
-            raise UnsupportedQueryError("ASK takes no GROUP BY, HAVING or ORDER BY")
+            raise _refuse(query, "form", "ASK takes no GROUP BY, HAVING or ORDER BY")
         if query.values is not None:
             node = _join(node, self.values(query.values))
         count = self.fresh("ask")
@@ -91,35 +94,36 @@ class _Translator:
                 seen = _expr_var_names(having) & aliases
                 if seen:
                     name = sorted(seen)[0]
-                    raise UnsupportedQueryError(
-                        f"HAVING reads ?{name}, a SELECT expression: SPARQL 1.1 evaluates HAVING before "
+                    raise _refuse(
+                        query, "having", f"HAVING reads ?{name}, a SELECT expression: SPARQL 1.1 evaluates HAVING before "
                         f"the SELECT expressions, so ?{name} is unbound there; repeat the expression in HAVING"
                     )
                 node = P.Filter(node, self._replace_aggregates(having, aggregates))
             if items is None:
-                raise UnsupportedQueryError("SELECT * cannot be used with GROUP BY or aggregates")
+                raise _refuse(query, "select", "SELECT * cannot be used with GROUP BY or aggregates")
             visible = set(keys) | set(aggregates.values())
             for item in items:
                 if item.expr is not None:
                     loose = _expr_var_names(item.expr) - visible
                     if loose:
-                        raise UnsupportedQueryError(
-                            f"(... AS ?{item.var.name}) reads ?{sorted(loose)[0]}, which is neither grouped nor "
+                        raise _refuse(
+                            query, "select", f"(... AS ?{item.var.name}) reads ?{sorted(loose)[0]}, which is neither grouped nor "
                             "aggregated")
                     visible.add(item.var.name)
             for item in items:
                 if item.expr is None and item.var.name not in keys:
-                    raise UnsupportedQueryError(
-                        f"?{item.var.name} is selected but neither grouped nor aggregated"
+                    raise _refuse(
+                        query, "select", f"?{item.var.name} is selected but neither grouped nor aggregated"
                     )
         elif query.having:
-            raise UnsupportedQueryError("HAVING needs GROUP BY or an aggregate")
+            raise _refuse(query, "having", "HAVING needs GROUP BY or an aggregate")
         if query.values is not None:  # SPARQL 1.1 §18.2.4.3: after HAVING, before SELECT expressions
             node = _join(node, self.values(query.values))
         for item in items or ():
             if item.expr is not None and aggregates.get(item.expr) != item.var.name:
                 if item.var.name in node.variables:
-                    raise UnsupportedQueryError(f"SELECT (... AS ?{item.var.name}): ?{item.var.name} is already bound")
+                    raise _refuse(query, "select",
+                                  f"SELECT (... AS ?{item.var.name}): ?{item.var.name} is already bound")
                 expr = self._replace_aggregates(item.expr, aggregates)
                 if _has_exists(expr):
                     node, expr = self._mark_exists(node, expr)
@@ -182,7 +186,8 @@ class _Translator:
                     node = P.AntiJoin(node, self.group(element.pattern), None, minus=True)
                 case ast.Bind():
                     if element.var.name in node.variables:
-                        raise UnsupportedQueryError(f"BIND to ?{element.var.name}, which is already bound")
+                        raise UnsupportedQueryError(
+                            f"{self._where(element.position)}BIND to ?{element.var.name}, which is already bound")
                     expr = element.expr
                     if _has_exists(expr):
                         node, expr = self._mark_exists(node, expr)
@@ -268,10 +273,8 @@ class _Translator:
 
     def stream(self, element: ast.StreamPattern) -> P.Scan:
         if not isinstance(element.stream, IRI):
-            raise UnsupportedQueryError(
-                f"line {element.position.line}: STREAM needs an IRI, not a variable"
-            )
-        where = f"line {element.position.line}, column {element.position.column}"
+            raise UnsupportedQueryError(f"{self._where(element.position)}STREAM needs an IRI, not a variable")
+        where = self._where(element.position).rstrip(": ")
         triples: list[ast.TriplePattern] = []
         for inner in element.pattern.elements:
             if not isinstance(inner, ast.BGP):
@@ -314,6 +317,14 @@ class _Translator:
 
 
 # -- helpers ------------------------------------------------------------------------
+def _refuse(query: ast.Query, clause: str, message: str) -> UnsupportedQueryError:
+    """A registration error at the start of ``clause`` (see ``ast.Query.positions``)."""
+    position = query.positions.get(clause) or query.positions.get("form")
+    if position is None:
+        return UnsupportedQueryError(message)
+    return UnsupportedQueryError(f"{query.source}:{position.line}:{position.column}: {message}")
+
+
 def has_stream(obj: Any) -> bool:
     """True when a query (or any part of it) contains a STREAM pattern."""
     if isinstance(obj, ast.StreamPattern):

@@ -167,6 +167,7 @@ class Filter:
 class Bind:
     expr: Expr
     var: Var
+    position: Position | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,3 +228,7 @@ class Query:
     datasets: tuple[tuple[str, bool], ...] = ()  # (iri, named)
     prefixes: dict[str, str] = field(default_factory=dict)
     values: Values | None = None  # a trailing VALUES clause
+    # where clauses start ("form", "select", "group", "having", "order", "limit"), for
+    # registration errors with line:col; ``source`` names the query text
+    positions: dict[str, Position] = field(default_factory=dict)
+    source: str = "<query>"

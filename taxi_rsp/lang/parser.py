@@ -218,7 +218,8 @@ class _ToAst(Transformer):
     def ask_query(self, meta, children):
         datasets = tuple(c for c in children if isinstance(c, tuple) and len(c) == 2 and isinstance(c[1], bool))
         where = next(c for c in children if isinstance(c, ast.GroupPattern))
-        return ast.Query("ASK", where, None, datasets=datasets, prefixes=dict(self.prefixes), **children[-1])
+        return ast.Query("ASK", where, None, datasets=datasets, prefixes=dict(self.prefixes),
+                         **self._with_select(children[-1], self._at(meta), meta))
 
     def prologue(self, meta, children):
         return None
@@ -238,8 +239,11 @@ class _ToAst(Transformer):
 
     def _modifiers(self, children):
         group, having, order, limit, offset = (), (), (), None, 0
+        positions: dict[str, ast.Position] = {}
         for child in children:
-            kind, value = child
+            kind, value, *where = child
+            if where:
+                positions[kind] = where[0]
             if kind == "group":
                 group = value
             elif kind == "having":
@@ -248,20 +252,29 @@ class _ToAst(Transformer):
                 order = value
             elif kind == "limit":
                 limit, offset = value
-        return {"group_by": group, "having": having, "order_by": order, "limit": limit, "offset": offset}
+        return {"group_by": group, "having": having, "order_by": order, "limit": limit, "offset": offset,
+                "positions": positions}
+
+    def _at(self, meta) -> ast.Position:
+        return ast.Position(getattr(meta, "line", 1), getattr(meta, "column", 1))
+
+    def _with_select(self, mods: dict, select_position: ast.Position, form_meta) -> dict:
+        positions = {**mods.pop("positions"), "select": select_position, "form": self._at(form_meta)}
+        return {**mods, "positions": positions, "source": self.source}
 
     def select_query(self, meta, children):
-        (distinct, projection), *rest = children
+        (distinct, projection, position), *rest = children
         datasets = tuple(c for c in rest if isinstance(c, tuple) and len(c) == 2 and isinstance(c[1], bool))
         where = next(c for c in rest if isinstance(c, ast.GroupPattern))
-        mods = rest[-1]
+        mods = self._with_select(rest[-1], position, meta)
         return ast.Query("SELECT", where, projection, distinct=distinct, datasets=datasets,
                          prefixes=dict(self.prefixes), **mods)
 
     def sub_select(self, meta, children):
-        (distinct, projection), where, mods, *values = children
+        (distinct, projection, position), where, mods, *values = children
         return ast.SubSelect(ast.Query("SELECT", where, projection, distinct=distinct,
-                                       prefixes=dict(self.prefixes), values=values[0] if values else None, **mods))
+                                       prefixes=dict(self.prefixes), values=values[0] if values else None,
+                                       **self._with_select(mods, position, meta)))
 
     def construct_where(self, meta, children):
         """CONSTRUCT WHERE { triples }: the template is the pattern (SPARQL 1.1 §16.2.4)."""
@@ -272,14 +285,14 @@ class _ToAst(Transformer):
             raise self._error("CONSTRUCT WHERE cannot use property paths", meta)
         where = ast.GroupPattern((ast.BGP(template),) if template else ())
         return ast.Query("CONSTRUCT", where, None, template=template, datasets=datasets,
-                         prefixes=dict(self.prefixes), **children[-1])
+                         prefixes=dict(self.prefixes), **self._with_select(children[-1], self._at(meta), meta))
 
     def construct_query(self, meta, children):
         template, *rest = children
         datasets = tuple(c for c in rest if isinstance(c, tuple) and len(c) == 2 and isinstance(c[1], bool))
         where = next(c for c in rest if isinstance(c, ast.GroupPattern))
         return ast.Query("CONSTRUCT", where, None, template=template, datasets=datasets,
-                         prefixes=dict(self.prefixes), **rest[-1])
+                         prefixes=dict(self.prefixes), **self._with_select(rest[-1], self._at(meta), meta))
 
     def construct_template(self, meta, children):
         return children[0] if children else ()
@@ -290,8 +303,8 @@ class _ToAst(Transformer):
     def select_clause(self, meta, children):
         distinct = any(isinstance(c, Token) and c.type == "DISTINCT" for c in children)
         if any(isinstance(c, Token) and c.type == "STAR" for c in children):
-            return distinct, None
-        return distinct, tuple(c for c in children if isinstance(c, ast.SelectItem))
+            return distinct, None, self._at(meta)
+        return distinct, tuple(c for c in children if isinstance(c, ast.SelectItem)), self._at(meta)
 
     def select_modifier(self, meta, children):
         return children[0]
@@ -312,7 +325,7 @@ class _ToAst(Transformer):
         return self._modifiers(children)
 
     def group_clause(self, meta, children):
-        return ("group", tuple(children))
+        return ("group", tuple(children), self._at(meta))
 
     def group_condition(self, meta, children):
         if len(children) == 2:
@@ -320,10 +333,10 @@ class _ToAst(Transformer):
         return ast.GroupCondition(children[0])
 
     def having_clause(self, meta, children):
-        return ("having", tuple(children))
+        return ("having", tuple(children), self._at(meta))
 
     def order_clause(self, meta, children):
-        return ("order", tuple(children))
+        return ("order", tuple(children), self._at(meta))
 
     def order_dir(self, meta, children):
         direction, expr = children
@@ -339,7 +352,7 @@ class _ToAst(Transformer):
                 limit = value
             else:
                 offset = value
-        return ("limit", (limit, offset))
+        return ("limit", (limit, offset), self._at(meta))
 
     def limit_clause(self, meta, children):
         return ("limit", int(children[0]))
@@ -377,7 +390,7 @@ class _ToAst(Transformer):
         return ast.Filter(children[0])
 
     def bind(self, meta, children):
-        return ast.Bind(children[0], children[1])
+        return ast.Bind(children[0], children[1], self._at(meta))
 
     def inline_data(self, meta, children):
         return children[0]
