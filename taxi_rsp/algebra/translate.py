@@ -17,6 +17,7 @@ from taxi_rsp.lang import ast
 from taxi_rsp.rdf.namespaces import XSD, XSD_BOOLEAN
 from taxi_rsp.rdf.terms import IRI, BNode, Literal
 
+_MAX_PATH_VARIANTS = 64  # alternatives of | inside one STREAM block, after expansion
 _TRUE = ast.Const(Literal("true", XSD_BOOLEAN))
 _FALSE = ast.Const(Literal("false", XSD_BOOLEAN))
 
@@ -271,7 +272,7 @@ class _Translator:
                 node = _join(node, P.PathScan(t.s, t.p, t.o, graph))
         return node
 
-    def stream(self, element: ast.StreamPattern) -> P.Scan:
+    def stream(self, element: ast.StreamPattern) -> P.PlanNode:
         if not isinstance(element.stream, IRI):
             raise UnsupportedQueryError(f"{self._where(element.position)}STREAM needs an IRI, not a variable")
         where = self._where(element.position).rstrip(": ")
@@ -285,13 +286,47 @@ class _Translator:
             triples.extend(inner.triples)
         if not triples:
             raise UnsupportedQueryError(f"{where}: empty STREAM pattern")
+        variants: list[list[ast.TriplePattern]] = [[]]
         for t in triples:
-            if ast.is_path(t.p):
+            expansions = self._fixed_paths(t.s, t.p, t.o) if ast.is_path(t.p) else [[t]]
+            if expansions is None or len(variants) * len(expansions) > _MAX_PATH_VARIANTS:
                 raise UnsupportedQueryError(
-                    f"{where}: property paths with |, *, +, ? or ! are evaluated over static data only; "
-                    "inside STREAM use sequences (/) and inverses (^)"
+                    f"{where}: property paths with *, +, ? or ! are evaluated over static data only; "
+                    "inside STREAM use fixed-length paths (/, ^, |)"
                 )
-        return P.Scan(element.stream.value, element.window, _bnodes_as_vars(tuple(triples)))
+            variants = [v + e for v in variants for e in expansions]
+        scans = [P.Scan(element.stream.value, element.window, _bnodes_as_vars(tuple(v))) for v in variants]
+        return scans[0] if len(scans) == 1 else P.Union(tuple(scans))
+
+    def _fixed_paths(self, s: Any, path: Any, o: Any) -> list[list[ast.TriplePattern]] | None:
+        """A fixed-length path as alternative lists of plain triples (``|`` gives one list
+        per alternative, evaluated as a UNION of windows, each incremental); None for
+        ``*``, ``+``, ``?`` and negated sets."""
+        match path:
+            case ast.PathInv():
+                return self._fixed_paths(o, path.path, s)
+            case ast.PathSeq():
+                results: list[list[ast.TriplePattern]] = [[]]
+                left = s
+                for i, step in enumerate(path.steps):
+                    right = o if i == len(path.steps) - 1 else ast.Var(self.fresh("path"))
+                    expansions = self._fixed_paths(left, step, right)
+                    if expansions is None:
+                        return None
+                    results = [r + e for r in results for e in expansions]
+                    left = right
+                return results
+            case ast.PathAlt():
+                found: list[list[ast.TriplePattern]] = []
+                for alternative in path.alternatives:
+                    expansions = self._fixed_paths(s, alternative, o)
+                    if expansions is None:
+                        return None
+                    found.extend(expansions)
+                return found
+            case ast.PathMod() | ast.PathNeg():
+                return None
+        return [[ast.TriplePattern(s, path, o)]]
 
     def graph(self, element: ast.GraphGraphPattern) -> P.PlanNode:
         """GRAPH g { ... }: every BGP and path inside matches in graph g (with GRAPH ?g,

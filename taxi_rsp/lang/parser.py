@@ -89,7 +89,6 @@ MAX_NESTING = 64
 # SPARQL 1.1 keywords of features this engine does not evaluate: a syntax error at one of
 # them says so instead of listing the tokens that were expected.
 _UNSUPPORTED_KEYWORDS = {
-    "DESCRIBE": "DESCRIBE queries are not supported (use CONSTRUCT)",
     "SERVICE": "SERVICE (federated query) is not supported",
     "LOAD": "SPARQL Update (LOAD) is not supported", "CLEAR": "SPARQL Update (CLEAR) is not supported",
     "DROP": "SPARQL Update (DROP) is not supported", "CREATE": "SPARQL Update (CREATE) is not supported",
@@ -275,6 +274,26 @@ class _ToAst(Transformer):
         return ast.SubSelect(ast.Query("SELECT", where, projection, distinct=distinct,
                                        prefixes=dict(self.prefixes), values=values[0] if values else None,
                                        **self._with_select(mods, position, meta)))
+
+    def describe_query(self, meta, children):
+        """DESCRIBE t1 t2 ... [WHERE {P}]: every triple of the static data whose subject is
+        a target, i.e. CONSTRUCT { t ?p ?o } WHERE { P { t ?p ?o } UNION ... }; targets
+        may be variables bound by P (e.g. by a STREAM pattern)."""
+        if any(isinstance(c, Token) and c.type == "STAR" for c in children):
+            raise self._error("DESCRIBE * is not supported: name the resources or variables to describe", meta)
+        targets = [c for c in children if isinstance(c, (IRI, ast.Var))]
+        datasets = tuple(c for c in children if isinstance(c, tuple) and len(c) == 2 and isinstance(c[1], bool))
+        where = next((c for c in children if isinstance(c, ast.GroupPattern)), ast.GroupPattern(()))
+        template, branches = [], []
+        for target in targets:
+            n = next(self._fresh)
+            triple = ast.TriplePattern(target, ast.Var(f"describe-p{n}"), ast.Var(f"describe-o{n}"))
+            template.append(triple)
+            branches.append(ast.GroupPattern((ast.BGP((triple,)),)))
+        described = branches[0] if len(branches) == 1 else ast.UnionPattern(tuple(branches))
+        where = ast.GroupPattern(where.elements + (described,))
+        return ast.Query("CONSTRUCT", where, None, template=tuple(template), datasets=datasets,
+                         prefixes=dict(self.prefixes), **self._with_select(children[-1], self._at(meta), meta))
 
     def construct_where(self, meta, children):
         """CONSTRUCT WHERE { triples }: the template is the pattern (SPARQL 1.1 §16.2.4)."""
