@@ -536,10 +536,12 @@ def _iri(value: Any, base: Any = None) -> IRI:
 
 
 def _now() -> DateTime:
+    """NOW(): the instant's event time (naive, like the stream's times); the wall clock
+    in UTC outside a run."""
     millis = EVENT_TIME.get()
     if millis is None:
-        millis = int(_time.time() * 1000)
-    return ZonedDateTime.at(millis, 0) if EVENT_TIME.get() is None else DateTime(millis)
+        return ZonedDateTime.at(int(_time.time() * 1000), 0)
+    return DateTime(millis)
 
 
 def _bnode(*args: Any) -> BNode:

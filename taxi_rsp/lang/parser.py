@@ -10,6 +10,7 @@ what was expected there. ``params`` bind ``${name}`` placeholders in window spec
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 from functools import lru_cache
@@ -24,8 +25,6 @@ from lark.exceptions import (
     UnexpectedToken,
     VisitError,
 )
-
-import dataclasses
 
 from taxi_rsp.errors import QuerySyntaxError
 from taxi_rsp.lang import ast
