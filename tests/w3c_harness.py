@@ -153,8 +153,32 @@ def expected_result(path: Path) -> tuple[str, object]:
         triples = []
         for quad in ox.parse(path=path, format=ox.RdfFormat.TURTLE, base_iri=path.resolve().as_uri()):
             triples.append(tuple(_ox_term(t) for t in (quad.subject, quad.predicate, quad.object)))
+        if (_RDF_TYPE, IRI(RS + "ResultSet")) in {(p, o) for _, p, o in triples}:
+            return _result_set(triples)
         return "graph", triples
     raise ValueError(f"unknown result format {path}")
+
+
+RS = "http://www.w3.org/2001/sw/DataAccess/tests/result-set#"
+_RDF_TYPE = IRI("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
+
+
+def _result_set(triples: list[tuple]) -> tuple[str, object]:
+    """A result set written in the DAWG rs: vocabulary (a SELECT or ASK result in .ttl)."""
+    def objects(subject: object, predicate: str) -> list:
+        return [o for s, p, o in triples if s == subject and p == IRI(RS + predicate)]
+
+    result = next(s for s, p, o in triples if p == _RDF_TYPE and o == IRI(RS + "ResultSet"))
+    boolean = objects(result, "boolean")
+    if boolean:
+        return "boolean", boolean[0].lexical == "true"
+    rows = []
+    for solution in objects(result, "solution"):
+        row = {}
+        for binding in objects(solution, "binding"):
+            row[objects(binding, "variable")[0].lexical] = objects(binding, "value")[0]
+        rows.append(row)
+    return "solutions", rows
 
 
 def _ox_term(term: object) -> object:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from taxi_rsp.rdf.terms import IRI
 from taxi_rsp.lang.ast import (
     Aggregate,
     Const,
@@ -93,6 +94,23 @@ class PathScan:
     def variables(self) -> tuple[str, ...]:
         names = [n.name for n in (self.subject, self.object, self.graph) if isinstance(n, Var)]
         return tuple(dict.fromkeys(names))
+
+
+EACH_GRAPH = IRI("urn:x-taxi-rsp:each-graph")  # the graph of a GraphEach template
+
+
+@dataclass(frozen=True)
+class GraphEach:
+    """``GRAPH ?var { P }`` evaluated per named graph (SPARQL 1.1 §18.6 Graph): the union
+    over the static data's named graphs g of P with EACH_GRAPH replaced by g, joined
+    with ?var = g. Used when P's result depends on it (MINUS, sub-SELECT, VALUES)."""
+
+    var: str
+    child: PlanNode
+
+    @property
+    def variables(self) -> tuple[str, ...]:
+        return _union(self.child.variables, (self.var,))
 
 
 @dataclass(frozen=True)
@@ -242,7 +260,7 @@ class Construct:
 
 
 PlanNode = (
-    Scan | StaticBGP | Values | PathScan | Unit | Join | LeftJoin | AntiJoin | SemiJoin | Union | Filter | Extend | Group
+    Scan | StaticBGP | Values | PathScan | GraphEach | Unit | Join | LeftJoin | AntiJoin | SemiJoin | Union | Filter | Extend | Group
     | Project | Distinct | TopK | Construct
 )
 
@@ -280,6 +298,8 @@ def explain(node: PlanNode, indent: int = 0) -> str:
             return f"{pad}StaticBGP{graph} {{{body}}}"
         case Unit():
             return f"{pad}Unit"
+        case GraphEach():
+            return f"{pad}GraphEach ?{node.var} (per named graph)\n{explain(node.child, indent + 1)}"
         case Values():
             return f"{pad}Values {' '.join('?' + v for v in node.vars)} ({len(node.rows)} rows)"
         case PathScan():
@@ -345,6 +365,7 @@ __all__ = [
     "Extend",
     "Filter",
     "Group",
+    "GraphEach",
     "Join",
     "PathScan",
     "Values",

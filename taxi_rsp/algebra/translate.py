@@ -332,7 +332,13 @@ class _Translator:
         """GRAPH g { ... }: every BGP and path inside matches in graph g (with GRAPH ?g,
         each binds ?g, and the group's joins keep one graph per solution)."""
         if has_stream(element.pattern):
-            raise UnsupportedQueryError("a STREAM pattern cannot be inside GRAPH")
+            raise UnsupportedQueryError(f"{self._where(element.position)}a STREAM pattern cannot be inside GRAPH")
+        if isinstance(element.graph, ast.Var) and _scoped_per_graph(element.pattern, element.graph):
+            outer, self._graph = self._graph, P.EACH_GRAPH
+            try:
+                return P.GraphEach(element.graph.name, self.group(element.pattern))
+            finally:
+                self._graph = outer
         outer, self._graph = self._graph, element.graph
         try:
             node = self.group(element.pattern)
@@ -369,6 +375,23 @@ def has_stream(obj: Any) -> bool:
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return any(has_stream(getattr(obj, f.name)) for f in dataclasses.fields(obj)
                    if f.name not in ("prefixes", "position", "template"))
+    return False
+
+
+def _scoped_per_graph(obj: Any, graph: ast.Var) -> bool:
+    """True when ``obj`` holds a construct whose result inside ``GRAPH ?g`` depends on
+    evaluating it per graph (MINUS, a sub-SELECT, VALUES binding ?g): matching each BGP
+    in a graph and binding ?g, as :meth:`_Translator.graph` does otherwise (cheaper, and
+    exact for BGPs, FILTER, OPTIONAL, UNION and EXISTS), would differ."""
+    if isinstance(obj, (ast.MinusPattern, ast.SubSelect)):
+        return True
+    if isinstance(obj, ast.Values):
+        return graph in obj.vars
+    if isinstance(obj, tuple):
+        return any(_scoped_per_graph(item, graph) for item in obj)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type) and not isinstance(obj, ast.Query):
+        return any(_scoped_per_graph(getattr(obj, f.name), graph) for f in dataclasses.fields(obj)
+                   if f.name not in ("position",))
     return False
 
 

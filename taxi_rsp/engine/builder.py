@@ -108,6 +108,10 @@ class PlanBuilder:
                 encode = self.dictionary.encode
                 rows = [tuple(None if t is None else encode(t) for t in row) for row in node.rows]
                 return self._source(node.vars, rows)
+            case P.GraphEach():
+                from taxi_rsp.engine.graphs import per_graph_plan
+
+                return self.build(per_graph_plan(node, self.static, self.dictionary))
             case P.PathScan():
                 schema, rows = self.static.evaluate_path(node.subject, node.path, node.object, node.graph)
                 return self._source(schema, rows)

@@ -671,7 +671,7 @@ def compile_expr(expr: Any, schema: dict[str, int], dictionary: Dictionary) -> C
         case ast.Aggregate():
             raise UnsupportedQueryError(f"aggregate {expr.name} used outside SELECT/HAVING/ORDER BY")
         case ast.Exists():
-            raise UnsupportedQueryError("EXISTS is supported as a top-level FILTER conjunct only")
+            raise UnsupportedQueryError("EXISTS in ORDER BY, GROUP BY or HAVING is not supported (BIND it to a variable first)")
         case ast.Call():
             return _compile_call(expr, schema, dictionary)
     raise UnsupportedQueryError(f"unsupported expression: {expr!r}")

@@ -141,6 +141,7 @@ class StreamPattern:
 class GraphGraphPattern:
     graph: Node
     pattern: GroupPattern
+    position: Position | None = None
 
 
 @dataclass(frozen=True, slots=True)

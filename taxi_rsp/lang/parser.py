@@ -394,7 +394,7 @@ class _ToAst(Transformer):
         return ast.OptionalPattern(children[0])
 
     def graph_pattern(self, meta, children):
-        return ast.GraphGraphPattern(children[0], children[1])
+        return ast.GraphGraphPattern(children[0], children[1], self._at(meta))
 
     def minus_pattern(self, meta, children):
         return ast.MinusPattern(children[0])
