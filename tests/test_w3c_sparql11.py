@@ -14,11 +14,9 @@ import pytest
 from w3c_harness import load_cases, run_case, table
 
 KNOWN = {
-    "cast/cast-float": "xsd:float values are carried as doubles, so the result's datatype is xsd:double",
     "construct/constructlist": "RDF collections ( ... ) are not supported (refused with line:col)",
     "functions/bnode01": "BNODE(str) gives the same blank node for the same string across solutions, not "
                          "one per solution",
-    "syntax-query/test_codepoint_invalid_escaped_bad_06": "\\u escapes are not checked for surrogate code points",
     "syntax-query/test_pp_coll": "RDF collections ( ... ) are not supported (refused with line:col)",
 }
 

@@ -38,6 +38,7 @@ from taxi_rsp.rdf.terms import (
     IRI,
     BNode,
     DateTime,
+    Float,
     LangString,
     Literal,
     ZonedDateTime,
@@ -64,7 +65,7 @@ class ExprError(Exception):
 _ERROR = ExprError()
 
 
-_NUMERIC_TYPES = frozenset((int, Fraction, float))  # exact types: bool and DateTime excluded
+_NUMERIC_TYPES = frozenset((int, Fraction, float, Float))  # exact types: bool and DateTime excluded
 
 
 def is_numeric(value: Any) -> bool:
@@ -123,7 +124,16 @@ def _arith(op: str) -> Callable[[Any, Any], Any]:
             raise _ERROR
         return Fraction(a) / b  # integer / integer is a decimal in SPARQL
 
-    return {"+": plus, "-": minus, "*": times, "/": divide}[op]
+    operation = {"+": plus, "-": minus, "*": times, "/": divide}[op]
+
+    def promoted(a, b):
+        # xsd:float op (float | decimal | integer) is an xsd:float; any double makes a double
+        result = operation(a, b)
+        if (type(a) is Float or type(b) is Float) and type(a) is not float and type(b) is not float:
+            return Float(result)
+        return result
+
+    return promoted
 
 
 def _comparable(a: Any, b: Any) -> tuple[Any, Any]:
@@ -225,22 +235,16 @@ def _cast_double(value: Any) -> float:
     if isinstance(value, DateTime):
         raise _ERROR
     if isinstance(value, (bool, int, Fraction, float)):
-        return float(value)
+        return float(value)  # a Float becomes a plain double
     text = _simple(value).strip()
     if _DOUBLE_LEX.match(text) is None:
         raise _ERROR
     return float(text.replace("INF", "inf"))
 
 
-def _cast_float(value: Any) -> float:
-    """xsd:float: a double rounded to single precision (carried as a double value)."""
-    double = _cast_double(value)
-    if math.isinf(double) or math.isnan(double):
-        return double
-    try:
-        return struct.unpack("f", struct.pack("f", double))[0]
-    except OverflowError:
-        return math.copysign(math.inf, double)
+def _cast_float(value: Any) -> Float:
+    """xsd:float: a double rounded to single precision."""
+    return Float(_cast_double(value))
 
 
 def _cast_datetime(value: Any) -> DateTime:
@@ -273,11 +277,12 @@ def _double_string(value: float) -> str:
         return "INF" if value > 0 else "-INF"
     if value == 0:
         return "-0" if math.copysign(1, value) < 0 else "0"
+    shortest = value.shortest() if isinstance(value, Float) else repr(value)
     if 1e-6 <= abs(value) < 1e6:
-        return _decimal_string(Fraction(repr(value)))
+        return _decimal_string(Fraction(shortest))
     for places in range(17):  # the shortest mantissa that gives the value back
-        candidate = f"{value:.{places}E}"
-        if float(candidate) == value:
+        candidate = f"{float(shortest):.{places}E}"
+        if float(candidate) == float(shortest):
             break
     mantissa, _, exponent = candidate.partition("E")
     if "." not in mantissa:
@@ -462,6 +467,8 @@ def datatype_of(value: Any) -> IRI:
         return IRI(XSD + "integer")
     if isinstance(value, Fraction):
         return IRI(XSD + "decimal")
+    if isinstance(value, Float):
+        return IRI(XSD + "float")
     if isinstance(value, float):
         return IRI(XSD + "double")
     if isinstance(value, str):

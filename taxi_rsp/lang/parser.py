@@ -168,12 +168,26 @@ def _join(names: list[str], limit: int = 12) -> str:
 
 
 def _unescape(body: str) -> str:
+    """The text of a string literal: ECHAR escapes (\\t, \\n, ...) and codepoint escapes
+    (\\uXXXX, \\UXXXXXXXX); ValueError for a surrogate or out-of-range code point."""
     escapes = {"t": "\t", "n": "\n", "r": "\r", "b": "\b", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
     out, i = [], 0
     while i < len(body):
         ch = body[i]
         if ch == "\\" and i + 1 < len(body):
-            out.append(escapes.get(body[i + 1], body[i + 1]))
+            kind = body[i + 1]
+            if kind in "uU":
+                width = 4 if kind == "u" else 8
+                digits = body[i + 2:i + 2 + width]
+                if len(digits) != width or not all(c in "0123456789abcdefABCDEF" for c in digits):
+                    raise ValueError(f"\\{kind} needs {width} hex digits")
+                code = int(digits, 16)
+                if 0xD800 <= code <= 0xDFFF or code > 0x10FFFF:
+                    raise ValueError(f"\\{kind}{digits} is not a Unicode character")
+                out.append(chr(code))
+                i += 2 + width
+                continue
+            out.append(escapes.get(kind, kind))
             i += 2
         else:
             out.append(ch)
@@ -615,7 +629,7 @@ class _ToAst(Transformer):
         if isinstance(children[-1], Token) and children[-1].type == "STRING":
             if name != "GROUP_CONCAT":
                 raise self._error(f"SEPARATOR belongs to GROUP_CONCAT, not {name}", children[-1])
-            separator = _unescape(str(children[-1])[1:-1])
+            separator = self._string(children[-1])
             children = children[:-1]
         arg = children[-1]
         if isinstance(arg, Token) and arg.type == "STAR":
@@ -639,13 +653,19 @@ class _ToAst(Transformer):
         return IRI(self.prefixes[prefix] + re.sub(r"\\(.)", r"\1", local))
 
     def rdf_literal(self, meta, children):
-        body = _unescape(str(children[0])[1:-1])
+        body = self._string(children[0])
         if len(children) == 1:
             return ast.Const(Literal(body, XSD_STRING))
         extra = children[1]
         if isinstance(extra, Token) and extra.type == "LANGTAG":
             return ast.Const(Literal(body, XSD_STRING, str(extra)[1:].lower()))
         return ast.Const(Literal(body, extra.value))
+
+    def _string(self, token: Token) -> str:
+        try:
+            return _unescape(str(token)[1:-1])
+        except ValueError as exc:
+            raise self._error(str(exc), token) from None
 
     def signed_numeric(self, meta, children):
         sign, number = children

@@ -7,7 +7,8 @@ datatype           Python value
 =================  ==========================================
 xsd:integer (+)    ``int``
 xsd:decimal        ``fractions.Fraction`` (exact, never float)
-xsd:double/float   ``float``
+xsd:double         ``float``
+xsd:float          :class:`Float` (a ``float`` rounded to single precision)
 xsd:boolean        ``bool``
 xsd:dateTime       :class:`DateTime` (int milliseconds, UTC; ``offset`` keeps a zone)
 xsd:string         ``str`` (the lexical form)
@@ -23,7 +24,9 @@ Fraction(-4622283, 62500)
 
 from __future__ import annotations
 
+import math
 import re
+import struct
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from fractions import Fraction
@@ -46,6 +49,41 @@ DATETIME_RE = re.compile(
     r"(Z|[+-][0-9]{2}:[0-9]{2})?\Z"
 )
 _EPOCH = datetime(1970, 1, 1)
+XSD_FLOAT = XSD + "float"
+
+
+def single_precision(value: float) -> float:
+    """``value`` rounded to the nearest IEEE single-precision number (xsd:float)."""
+    if math.isnan(value) or math.isinf(value):
+        return value
+    try:
+        return struct.unpack("f", struct.pack("f", value))[0]
+    except OverflowError:
+        return math.copysign(math.inf, value)
+
+
+class Float(float):
+    """An xsd:float value: single precision, and kept apart from doubles so that
+    DATATYPE and results say xsd:float.
+
+    >>> Float(33.33) == 33.33, str(value_to_literal(Float(33.33)).lexical)
+    (False, '33.33')
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, value: float) -> Float:
+        return super().__new__(cls, single_precision(float(value)))
+
+    def shortest(self) -> str:
+        """The shortest decimal text that reads back as this single-precision value."""
+        if math.isnan(self) or math.isinf(self):
+            return repr(float(self))
+        for digits in range(1, 10):
+            text = f"{float(self):.{digits}g}"
+            if single_precision(float(text)) == self:
+                return text
+        return repr(float(self))
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,8 +242,10 @@ def literal_value(lexical: str, datatype: str) -> object:
                 return int(lexical)
         elif datatype == XSD_DECIMAL:
             return parse_decimal(lexical)
-        elif datatype in (XSD_DOUBLE, XSD + "float"):
+        elif datatype == XSD_DOUBLE:
             return float(lexical)
+        elif datatype == XSD_FLOAT:
+            return Float(float(lexical))
         elif datatype == XSD_BOOLEAN:
             if lexical in ("true", "1"):
                 return True
@@ -247,6 +287,8 @@ def value_to_literal(value: object) -> Literal:
         return Literal(str(value), XSD_INTEGER)
     if isinstance(value, Fraction):
         return Literal(format_decimal(value), XSD_DECIMAL)
+    if isinstance(value, Float):
+        return Literal(value.shortest(), XSD_FLOAT)
     if isinstance(value, float):
         return Literal(repr(value), XSD_DOUBLE)
     if isinstance(value, Literal):
