@@ -14,10 +14,8 @@ import pytest
 from w3c_harness import load_cases, run_case, table
 
 KNOWN = {
-    "construct/constructlist": "RDF collections ( ... ) are not supported (refused with line:col)",
     "functions/bnode01": "BNODE(str) gives the same blank node for the same string across solutions, not "
                          "one per solution",
-    "syntax-query/test_pp_coll": "RDF collections ( ... ) are not supported (refused with line:col)",
 }
 
 CASES = load_cases()

@@ -29,6 +29,7 @@ from lark.exceptions import (
 from taxi_rsp.errors import QuerySyntaxError
 from taxi_rsp.lang import ast
 from taxi_rsp.rdf.namespaces import (
+    RDF,
     RDF_TYPE,
     XSD_BOOLEAN,
     XSD_DECIMAL,
@@ -37,6 +38,10 @@ from taxi_rsp.rdf.namespaces import (
     XSD_STRING,
 )
 from taxi_rsp.rdf.terms import IRI, BNode, Literal
+
+RDF_FIRST = RDF + "first"
+RDF_REST = RDF + "rest"
+RDF_NIL = RDF + "nil"
 
 _UNIT_MS = {
     "ns": 0, "nanosecond": 0, "nanoseconds": 0,
@@ -140,9 +145,6 @@ def _syntax_error(exc: UnexpectedInput, text: str, source: str) -> QuerySyntaxEr
         keyword = word.group(0).upper() if word else ""
         if keyword in _UNSUPPORTED_KEYWORDS:
             return QuerySyntaxError(_UNSUPPORTED_KEYWORDS[keyword], line, column, source)
-        if exc.token.type == "LPAR" and "VAR" in exc.expected and "RPAR" not in exc.expected:
-            return QuerySyntaxError("RDF collections ( ... ) in triple patterns are not supported",
-                                    line, column, source)
         expected = sorted({_TERMINAL_NAMES.get(t, _literal_name(t)) for t in exc.expected})
         return QuerySyntaxError(f"unexpected {exc.token.value!r}, expected {_join(expected)}", line, column, source)
     if isinstance(exc, UnexpectedCharacters):
@@ -511,6 +513,26 @@ class _ToAst(Transformer):
         node = BNode(f"anon{self._bnodes}")
         return _PropertyList(node, self.triples_same_subject(meta, [node, children[0]]))
 
+    def collection(self, meta, children):
+        """``( a b ... )``: a chain of fresh blank nodes with rdf:first / rdf:rest ending
+        in rdf:nil (SPARQL 1.1 §4.2.5); the node is the first blank node."""
+        triples: list[ast.TriplePattern] = []
+        cells = []
+        for _ in children:
+            self._bnodes += 1
+            cells.append(BNode(f"list{self._bnodes}"))
+        for i, (cell, item) in enumerate(zip(cells, children)):
+            if isinstance(item, _PropertyList):
+                triples.extend(item.triples)
+                item = item.node
+            rest = cells[i + 1] if i + 1 < len(cells) else IRI(RDF_NIL)
+            triples.append(ast.TriplePattern(cell, IRI(RDF_FIRST), const_term(item)))
+            triples.append(ast.TriplePattern(cell, IRI(RDF_REST), rest))
+        return _PropertyList(cells[0], triples)
+
+    def nil(self, meta, children):
+        return IRI(RDF_NIL)
+
     def _path_triples(self, s: Any, path: Any, o: Any) -> list[ast.TriplePattern]:
         """Sequences and inverses become plain triples joined on fresh hidden variables
         (SPARQL 1.1 §18.2.2.4); other path forms stay one path pattern."""
@@ -744,7 +766,8 @@ def _remove_dots(path: str) -> str:
 
 
 class _PropertyList:
-    """A blank-node property list ``[ p o ; ... ]``: its node and its triples."""
+    """A blank-node property list ``[ p o ; ... ]`` or a collection ``( ... )``: its node
+    and its triples."""
 
     __slots__ = ("node", "triples")
 
