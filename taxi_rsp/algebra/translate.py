@@ -120,12 +120,13 @@ class _Translator:
             raise _refuse(query, "having", "HAVING needs GROUP BY or an aggregate")
         if query.values is not None:  # SPARQL 1.1 §18.2.4.3: after HAVING, before SELECT expressions
             node = _join(node, self.values(query.values))
+        scope = node.variables  # the solution the SELECT expressions are computed for
         for item in items or ():
             if item.expr is not None and aggregates.get(item.expr) != item.var.name:
                 if item.var.name in node.variables:
                     raise _refuse(query, "select",
                                   f"SELECT (... AS ?{item.var.name}): ?{item.var.name} is already bound")
-                expr = self._replace_aggregates(item.expr, aggregates)
+                expr = _scoped_bnodes(self._replace_aggregates(item.expr, aggregates), scope)
                 if _has_exists(expr):
                     node, expr = self._mark_exists(node, expr)
                 node = P.Extend(node, item.var.name, expr)
@@ -189,7 +190,7 @@ class _Translator:
                     if element.var.name in node.variables:
                         raise UnsupportedQueryError(
                             f"{self._where(element.position)}BIND to ?{element.var.name}, which is already bound")
-                    expr = element.expr
+                    expr = _scoped_bnodes(element.expr, node.variables)
                     if _has_exists(expr):
                         node, expr = self._mark_exists(node, expr)
                     node = P.Extend(node, element.var.name, expr)
@@ -376,6 +377,17 @@ def has_stream(obj: Any) -> bool:
         return any(has_stream(getattr(obj, f.name)) for f in dataclasses.fields(obj)
                    if f.name not in ("prefixes", "position", "template"))
     return False
+
+
+def _scoped_bnodes(expr: Any, scope: tuple[str, ...]) -> Any:
+    """BNODE(str) is one blank node per string *and solution* (SPARQL 1.1 §17.4.2.9): it
+    becomes the hidden call BNODE_IN(str, ?v1, ...), keyed by the solution's variables."""
+    if isinstance(expr, ast.Call):
+        args = tuple(_scoped_bnodes(a, scope) for a in expr.args)
+        if expr.op == "BNODE" and len(args) == 1:
+            return ast.Call("BNODE_IN", args + tuple(ast.Var(v) for v in scope))
+        return ast.Call(expr.op, args)
+    return expr
 
 
 def _scoped_per_graph(obj: Any, graph: ast.Var) -> bool:

@@ -701,7 +701,7 @@ def _compile_call(expr: ast.Call, schema: dict[str, int], dictionary: Dictionary
 def _is_constant(expr: Any) -> bool:
     if isinstance(expr, (ast.Const, IRI, BNode)):
         return True
-    return (isinstance(expr, ast.Call) and expr.op != "BOUND" and expr.op not in _VOLATILE
+    return (isinstance(expr, ast.Call) and expr.op not in ("BOUND", "BNODE_IN") and expr.op not in _VOLATILE
             and not (expr.op == "BNODE" and not expr.args) and all(_is_constant(a) for a in expr.args))
 
 
@@ -738,6 +738,9 @@ def _compile_call_unfolded(expr: ast.Call, schema: dict[str, int], dictionary: D
     if op == "BOUND":
         index = schema.get(expr.args[0].name)
         return (lambda row: False) if index is None else (lambda row: row[index] is not None)
+    if op == "BNODE_IN":  # BNODE(str) per solution (see translate._scoped_bnodes)
+        return _bnode_in(compile_expr(expr.args[0], schema, dictionary),
+                         tuple(schema.get(v.name) for v in expr.args[1:]))
     args = [compile_expr(arg, schema, dictionary) for arg in expr.args]
     if op in ("&&", "||"):
         return _logical(op, args)
@@ -788,6 +791,17 @@ def _compile_call_unfolded(expr: ast.Call, schema: dict[str, int], dictionary: D
             return lambda row: fn(arg(row))
         return lambda row: fn(*(a(row) for a in args))
     raise UnsupportedQueryError(f"unsupported function or operator {op}")
+
+
+def _bnode_in(text: Compiled, positions: tuple[int | None, ...]) -> Compiled:
+    """The same blank node for the same string within one solution (the ids at
+    ``positions``), a different one in another solution."""
+
+    def evaluate(row: tuple) -> BNode:
+        key = (_simple(text(row)), tuple(None if p is None else row[p] for p in positions))
+        return BNode("b" + hashlib.sha1(repr(key).encode("utf-8")).hexdigest()[:20])
+
+    return evaluate
 
 
 def _datatype_of_term(index: int, dictionary: Dictionary) -> Compiled:
