@@ -6,12 +6,15 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from taxi_rsp.engine.engine import Engine
+from taxi_rsp.errors import UserError
 from taxi_rsp.rdf.events import GraphEvent
 from taxi_rsp.rdf.terms import IRI, DateTime, Literal
+from taxi_rsp.scaleout.job import longest_window_ms
 from tests.engine_helpers import EX, Stream
 
 PREFIX = "PREFIX ex: <http://example.org/>\n"
@@ -123,3 +126,11 @@ def test_slide_window_equals_brute_force_at_every_boundary(gaps, range_units, sl
         previous = expected
     assert reported <= set(instants)
     assert all(t % slide_ms == 0 for t in reported if t not in {e for e, _ in events}), "reports off the boundaries"
+
+
+def test_slide_cannot_run_time_partitioned() -> None:
+    # A time slice is warmed up on one window length; a hopping window would need more.
+    engine = Engine()
+    engine.register(PREFIX + "SELECT ?o WHERE { STREAM ex:stream [RANGE 10m SLIDE 5m] { ?e ex:v ?o } }", "q")
+    with pytest.raises(UserError, match="SLIDE window cannot run time-partitioned"):
+        longest_window_ms(engine)
