@@ -67,6 +67,18 @@ class _Translator:
 
     def modifiers(self, query: ast.Query, node: P.PlanNode) -> tuple[P.PlanNode, tuple[str, ...]]:
         items = query.projection
+        for clause, exprs in (("group", [c.expr for c in query.group_by]), ("having", query.having),
+                              ("order", [c.expr for c in query.order_by])):
+            if any(_has_exists(e) for e in exprs):
+                raise _refuse(query, clause, "EXISTS in GROUP BY, HAVING or ORDER BY is not supported; "
+                                             "BIND it to a variable in the WHERE clause first")
+            if clause != "having" and any(_has_nested_aggregate(e) for e in exprs):
+                raise _refuse(query, clause, "aggregates cannot be nested")
+        for item in items or ():
+            if item.expr is not None and _has_nested_aggregate(item.expr):
+                raise _refuse(query, "select", f"aggregates cannot be nested (in ?{item.var.name})")
+        if any(_has_nested_aggregate(e) for e in query.having):
+            raise _refuse(query, "having", "aggregates cannot be nested")
         uses_aggregates = bool(query.group_by) or any(
             _has_aggregate(e) for e in self._modifier_exprs(query)
         )
@@ -447,6 +459,12 @@ def _has_aggregate(expr: Any) -> bool:
     if isinstance(expr, ast.Aggregate):
         return True
     return isinstance(expr, ast.Call) and any(_has_aggregate(a) for a in expr.args)
+
+
+def _has_nested_aggregate(expr: Any) -> bool:
+    if isinstance(expr, ast.Aggregate):
+        return expr.arg is not None and _has_aggregate(expr.arg)
+    return isinstance(expr, ast.Call) and any(_has_nested_aggregate(a) for a in expr.args)
 
 
 def _has_exists(expr: Any) -> bool:
