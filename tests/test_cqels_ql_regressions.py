@@ -157,3 +157,23 @@ def test_unfed_stream_and_cross_product_are_warned(tmp_path: Path) -> None:
     assert any("cross product" in w and "2 groups" in w for w in warnings)
     assert len(warnings) == len(set(warnings))  # said once, not again at the end
     assert "warning: cross product" in proc.stdout  # --explain shows it with the plan
+
+
+def test_limit_in_a_stream_sub_select_is_not_silently_ignored() -> None:
+    # Found while fixing the above: a sub-SELECT's LIMIT without ORDER BY was dropped.
+    inner = "SELECT ?s WHERE {{ STREAM ex:stream [ALL] {{ ?t <{seq}> ?s }} }} {order} LIMIT 2"
+    text = PREFIX + "SELECT ?s WHERE {{ {{ " + inner + " }} }}"
+    with pytest.raises(UnsupportedQueryError, match="LIMIT/OFFSET without ORDER BY"):
+        Engine().register(text.format(seq=TAXI + "seq", order=""), "q")
+    engine = Engine()
+    engine.register(text.format(seq=TAXI + "seq", order="ORDER BY DESC(?s)"), "q")
+    stream = Stream(engine)
+    for minute in range(4):
+        stream.send(minute, (f"ex:trip{minute}", IRI(TAXI + "seq"), minute + 1))
+    state: dict = {}
+    for output in stream.outputs:
+        for row in output.values():
+            state[row] = state.get(row, 0) + 1
+        for row in output.values(output.deleted):
+            state[row] -= 1
+    assert sorted(row for row, n in state.items() if n) == [(3,), (4,)]

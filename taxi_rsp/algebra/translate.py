@@ -41,9 +41,6 @@ class _Translator:
 
     # -- query level ---------------------------------------------------------------
     def query(self, query: ast.Query) -> P.LogicalPlan:
-        if (query.limit is not None or query.offset) and not query.order_by and has_stream(query):
-            raise _refuse(query, "limit", "LIMIT/OFFSET without ORDER BY has no defined result on a stream; "
-                                          "add ORDER BY")
         node = self.group(query.where)
         if query.form == "ASK":
             return self.ask(query, node)
@@ -66,6 +63,11 @@ class _Translator:
         return P.LogicalPlan(P.Project(node, ("ask",)), "ASK", ("ask",), ordered=False)
 
     def modifiers(self, query: ast.Query, node: P.PlanNode) -> tuple[P.PlanNode, tuple[str, ...]]:
+        """Grouping, HAVING, VALUES, SELECT expressions, DISTINCT, ORDER BY/LIMIT (§18.2.4),
+        for the query and for each sub-SELECT."""
+        if (query.limit is not None or query.offset) and not query.order_by and has_stream(query):
+            raise _refuse(query, "limit", "LIMIT/OFFSET without ORDER BY has no defined result on a stream; "
+                                          "add ORDER BY")
         items = query.projection
         for clause, exprs in (("group", [c.expr for c in query.group_by]), ("having", query.having),
                               ("order", [c.expr for c in query.order_by])):
