@@ -36,9 +36,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP: unwinds like Ctrl-C, so every ``except BaseException`` cleanup
+    (a run's ``.partial`` files) runs before the process exits."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated(signum)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), _terminate)
     # Over a file size limit (ulimit -f) the kernel would kill us with SIGXFSZ and leave
     # partial files; ignored, the write fails with EFBIG and is reported like a full disk.
     if hasattr(signal, "SIGXFSZ"):
@@ -53,6 +69,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:  # the environment failed us (disk, permissions, I/O): not a bug to trace
         where = f" ({exc.filename})" if exc.filename else ""
         return _error(args, f"{exc.strerror or exc}{where}")
+    except Terminated as exc:
+        print(f"taxi-rsp {args.command}: terminated by {signal.Signals(exc.signum).name}", file=sys.stderr)
+        return 128 + exc.signum
     except KeyboardInterrupt:
         print(f"taxi-rsp {args.command}: interrupted", file=sys.stderr)
         return 130

@@ -30,6 +30,7 @@ from listener import (
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.errors import UserError
 from taxi_rsp.rdf.events import GraphEvent
+from taxi_rsp.rdf.namespaces import STREAMS
 
 
 def _queries_dir() -> Path:
@@ -87,6 +88,9 @@ class RunConfig:
     explain: bool = False
     compiled: bool = True  # False: the reference operators only (taxi_rsp.engine.compiled off)
     rss_checkpoints: tuple[int, ...] = RSS_CHECKPOINTS  # line counts at which peak RSS is recorded
+    # Called with each registration warning (cross product, unfed stream) as soon as it is
+    # known, before the run starts; all warnings also go to summary.json.
+    warn: Callable[[str], None] | None = None
 
 
 def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) -> dict:
@@ -110,6 +114,10 @@ def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) ->
             query.listeners.append(writers[source.name])
             if config.explain:
                 report(query.explain())
+        registration = registration_warnings(engine, {STREAMS + "trips"})
+        for warning in registration:
+            if config.warn is not None:
+                config.warn(warning)
         rejects = outputs.open("rejects.csv")
         feeder = Feeder(config.input, engine.dictionary, rejects)
         watch = _InputWatch(feeder, config.input, config.rss_checkpoints)
@@ -126,7 +134,7 @@ def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) ->
         summary["cpu_seconds"] = round(cpu_seconds, 3)
         summary["rss_mib_at_lines"] = watch.rss_at_lines
         summary["peak_rss_mib"] = _peak_rss_mib()
-        summary["warnings"] = _warnings(engine, watch)
+        summary["warnings"] = registration + _warnings(engine, watch)
         outputs.commit("summary.json", json.dumps(summary, indent=2) + "\n")
         return summary
     except BaseException:
@@ -211,6 +219,15 @@ class _InputWatch:
             self.rss_at_lines[str(next_at)] = rss
             next_at = pending.pop(0) if pending else None
         return next_at
+
+
+def registration_warnings(engine: Engine, fed: set[str]) -> list[str]:
+    """Cross products and never-fed streams of the registered queries (docs/cqels-ql.md)."""
+    from taxi_rsp.algebra.lint import cross_products, unfed_streams
+
+    warnings = [f"{q.name}: {w}" for q in engine.queries for w in cross_products(q.logical.root)]
+    read = {q.name: {engine.dictionary.decode(s).value for s in q.streams} for q in engine.queries}  # type: ignore[union-attr]
+    return warnings + unfed_streams(read, fed)
 
 
 def _peak_rss_mib() -> float:

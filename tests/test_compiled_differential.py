@@ -38,7 +38,7 @@ EVENT = st.tuples(
 
 AGGREGATES = ["COUNT(*)", "COUNT(?x)", "SUM(?x)", "MIN(?x)", "MAX(?x)", "AVG(?x)", "MEDIAN(?x)",
               "COUNT(DISTINCT ?x)", "MAX(?seq)", "MEDIAN(?seq)", "MIN(?w)"]
-WINDOWS = ["RANGE 1m", "RANGE 2m", "RANGE 5m", "NOW", "RANGE 30s"]
+WINDOWS = ["RANGE 1m", "RANGE 2m", "RANGE 5m", "NOW", "RANGE 30s", "RANGE 2m SLIDE 1m", "RANGE 1m SLIDE 2m"]
 
 
 @st.composite

@@ -155,11 +155,11 @@ class Oracle:
     def _instantiate(self, rows: Counter) -> Counter:
         triples: Counter = Counter()
         position = {v: i for i, v in enumerate(self.columns)}
-        for row, count in rows.items():
+        for row in rows:
             for s, p, o in self.construct:
                 prefix, _, local = p.partition(":")
                 predicate = ("iri", self.prefixes[prefix] + local)
-                triples[(row[position[s[1:]]], predicate, row[position[o[1:]]])] += count
+                triples[(row[position[s[1:]]], predicate, row[position[o[1:]]])] = 1  # a graph is a set
         return triples
 
 

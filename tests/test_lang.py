@@ -98,9 +98,8 @@ def test_parameters_bind_windows() -> None:
         ("SELECT ?a WHERE { STREAM <http://s> [RANGE 1m] { ?a ?b ?c } } LIMIT 3", "LIMIT/OFFSET without ORDER BY"),
         ("SELECT ?a (COUNT(?b) AS ?n) WHERE { STREAM <http://s> [RANGE 1m] { ?a ?b ?c } }", "neither grouped"),
         ("SELECT ?a WHERE { STREAM ?s [RANGE 1m] { ?a ?b ?c } }", "needs an IRI"),
-        ("SELECT ?a WHERE { STREAM <http://s> [RANGE 10m SLIDE 1m] { ?a ?b ?c } }", "SLIDE"),
-        ("SELECT ?a WHERE { STREAM <http://s> [RANGE 1m] { ?a ?b ?c } FILTER(?a || EXISTS { ?a ?b 1 }) }",
-         "top-level conjunct"),
+        ("SELECT ?a WHERE { STREAM <http://s> [RANGE 10m] { ?a <http://p>+ ?c } }", "static data only"),
+        ("SELECT ?p (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?p HAVING (?n > 2)", "HAVING reads"),
         ("SELECT (MAX(COUNT(?a)) AS ?m) WHERE { ?a ?b ?c }", "nested"),
     ],
 )

@@ -258,11 +258,11 @@ def test_fifo_whose_writer_dies_mid_line(tmp_path: Path) -> None:
 def test_unsupported_query_feature(tmp_path: Path) -> None:
     data = tmp_path / "in.csv"
     data.write_text(GOOD + "\n")
-    query = tmp_path / "slide.cqels"
-    query.write_text("SELECT ?t WHERE { STREAM <http://debs2015.org/streams/trips> [RANGE 30m SLIDE 5m] "
-                     "{ ?t a ?c } }\n")
+    query = tmp_path / "path.cqels"
+    query.write_text("SELECT ?t WHERE { STREAM <http://debs2015.org/streams/trips> [RANGE 30m] "
+                     "{ ?t a+ ?c } }\n")
     result = cli("run", str(data), "--out", str(tmp_path / "out"), "--query", str(query))
-    assert_one_line_error(result, "SLIDE")
+    assert_one_line_error(result, "path.cqels:1:19", "static data only")
     assert not (tmp_path / "out" / "summary.json").exists()
 
 

@@ -102,6 +102,8 @@ def _certain(node: P.PlanNode) -> bool:
     """True when every variable of ``node`` is always bound (no OPTIONAL/UNION below)."""
     if isinstance(node, (P.LeftJoin, P.Union)):
         return False
+    if isinstance(node, P.Values) and any(None in row for row in node.rows):
+        return False  # UNDEF
     return all(_certain(getattr(node, f.name)) for f in fields(node)
                if f.name in ("child", "left", "right"))
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from taxi_rsp.rdf.terms import IRI
 from taxi_rsp.lang.ast import (
     Aggregate,
     Const,
@@ -64,6 +65,52 @@ class StaticBGP:
     def variables(self) -> tuple[str, ...]:
         extra = (self.graph.name,) if isinstance(self.graph, Var) else ()
         return _union(_pattern_vars(self.triples), extra)
+
+
+@dataclass(frozen=True)
+class Values:
+    """Inline data (``VALUES``): a constant relation; None in a row is UNDEF."""
+
+    vars: tuple[str, ...]
+    rows: tuple[tuple[object, ...], ...]
+
+    @property
+    def variables(self) -> tuple[str, ...]:
+        return self.vars
+
+
+@dataclass(frozen=True)
+class PathScan:
+    """A property path (``*``, ``+``, ``?``, ``|``, ``!``) over the static dataset
+    (SPARQL 1.1 §18.2.2.4 and §18.4 ALP): ``subject`` and ``object`` are terms or
+    variables; ``graph`` as in :class:`StaticBGP`."""
+
+    subject: Node
+    path: object
+    object: Node
+    graph: Node | None = None
+
+    @property
+    def variables(self) -> tuple[str, ...]:
+        names = [n.name for n in (self.subject, self.object, self.graph) if isinstance(n, Var)]
+        return tuple(dict.fromkeys(names))
+
+
+EACH_GRAPH = IRI("urn:x-taxi-rsp:each-graph")  # the graph of a GraphEach template
+
+
+@dataclass(frozen=True)
+class GraphEach:
+    """``GRAPH ?var { P }`` evaluated per named graph (SPARQL 1.1 §18.6 Graph): the union
+    over the static data's named graphs g of P with EACH_GRAPH replaced by g, joined
+    with ?var = g. Used when P's result depends on it (MINUS, sub-SELECT, VALUES)."""
+
+    var: str
+    child: PlanNode
+
+    @property
+    def variables(self) -> tuple[str, ...]:
+        return _union(self.child.variables, (self.var,))
 
 
 @dataclass(frozen=True)
@@ -213,7 +260,7 @@ class Construct:
 
 
 PlanNode = (
-    Scan | StaticBGP | Unit | Join | LeftJoin | AntiJoin | SemiJoin | Union | Filter | Extend | Group
+    Scan | StaticBGP | Values | PathScan | GraphEach | Unit | Join | LeftJoin | AntiJoin | SemiJoin | Union | Filter | Extend | Group
     | Project | Distinct | TopK | Construct
 )
 
@@ -251,6 +298,14 @@ def explain(node: PlanNode, indent: int = 0) -> str:
             return f"{pad}StaticBGP{graph} {{{body}}}"
         case Unit():
             return f"{pad}Unit"
+        case GraphEach():
+            return f"{pad}GraphEach ?{node.var} (per named graph)\n{explain(node.child, indent + 1)}"
+        case Values():
+            return f"{pad}Values {' '.join('?' + v for v in node.vars)} ({len(node.rows)} rows)"
+        case PathScan():
+            graph = f" GRAPH {_fmt_expr(node.graph)}" if node.graph is not None else ""
+            return (f"{pad}PathScan{graph} {{{_fmt_expr(node.subject)} {_fmt_path(node.path)} "
+                    f"{_fmt_expr(node.object)}}}")
         case Filter():
             return f"{pad}Filter {_fmt_expr(node.expr)}\n{explain(node.child, indent + 1)}"
         case Extend():
@@ -281,6 +336,23 @@ def explain(node: PlanNode, indent: int = 0) -> str:
     raise TypeError(f"not a plan node: {node!r}")
 
 
+def _fmt_path(path: object) -> str:
+    from taxi_rsp.lang import ast
+
+    match path:
+        case ast.PathAlt():
+            return "(" + " | ".join(_fmt_path(p) for p in path.alternatives) + ")"
+        case ast.PathSeq():
+            return "(" + " / ".join(_fmt_path(p) for p in path.steps) + ")"
+        case ast.PathInv():
+            return "^" + _fmt_path(path.path)
+        case ast.PathMod():
+            return _fmt_path(path.path) + path.mod
+        case ast.PathNeg():
+            return "!(" + " | ".join(("^" if inv else "") + _fmt_expr(i) for i, inv in path.iris) + ")"
+    return _fmt_expr(path)
+
+
 def _fmt_triple(triple: TriplePattern) -> str:
     return " ".join(_fmt_expr(n) for n in (triple.s, triple.p, triple.o))
 
@@ -293,7 +365,10 @@ __all__ = [
     "Extend",
     "Filter",
     "Group",
+    "GraphEach",
     "Join",
+    "PathScan",
+    "Values",
     "LeftJoin",
     "LogicalPlan",
     "PlanNode",

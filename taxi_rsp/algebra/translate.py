@@ -14,36 +14,73 @@ from typing import Any
 from taxi_rsp.algebra import plan as P
 from taxi_rsp.errors import UnsupportedQueryError
 from taxi_rsp.lang import ast
-from taxi_rsp.rdf.terms import IRI
+from taxi_rsp.rdf.namespaces import XSD, XSD_BOOLEAN
+from taxi_rsp.rdf.terms import IRI, BNode, Literal
+
+_MAX_PATH_VARIANTS = 64  # alternatives of | inside one STREAM block, after expansion
+_TRUE = ast.Const(Literal("true", XSD_BOOLEAN))
+_FALSE = ast.Const(Literal("false", XSD_BOOLEAN))
 
 
 def translate_query(query: ast.Query) -> P.LogicalPlan:
     """Translate a parsed query into a logical plan."""
-    return _Translator().query(query)
+    return _Translator(query.source).query(query)
 
 
 class _Translator:
-    def __init__(self) -> None:
+    def __init__(self, source: str = "<query>") -> None:
+        self._source = source
         self._fresh = itertools.count()
+        self._graph: Any = None  # the graph of the enclosing GRAPH block (None: default graph)
+
+    def _where(self, position: ast.Position | None) -> str:
+        return f"{self._source}:{position.line}:{position.column}: " if position is not None else ""
 
     def fresh(self, stem: str) -> str:
         return f"_{stem}{next(self._fresh)}"
 
     # -- query level ---------------------------------------------------------------
     def query(self, query: ast.Query) -> P.LogicalPlan:
-        if query.limit is not None and not query.order_by:
-            raise UnsupportedQueryError(
-                "LIMIT/OFFSET without ORDER BY has no defined result on a stream; add ORDER BY"
-            )
         node = self.group(query.where)
+        if query.form == "ASK":
+            return self.ask(query, node)
         node, projection = self.modifiers(query, node)
         if query.form == "CONSTRUCT":
             return P.LogicalPlan(P.Construct(node, query.template), "CONSTRUCT", ("subject", "predicate", "object"),
                                  ordered=False)
         return P.LogicalPlan(node, "SELECT", projection, ordered=bool(query.order_by))
 
+    def ask(self, query: ast.Query, node: P.PlanNode) -> P.LogicalPlan:
+        """ASK: one boolean per instant, true when the pattern has a solution (a stream
+        of booleans, reported like any one-row SELECT)."""
+        if query.group_by or query.having or query.order_by:
+            raise _refuse(query, "form", "ASK takes no GROUP BY, HAVING or ORDER BY")
+        if query.values is not None:
+            node = _join(node, self.values(query.values))
+        count = self.fresh("ask")
+        node = P.Group(node, (), ((count, ast.Aggregate("COUNT", None)),))
+        node = P.Extend(node, "ask", ast.Call(">", (ast.Var(count), ast.Const(Literal("0", XSD + "integer")))))
+        return P.LogicalPlan(P.Project(node, ("ask",)), "ASK", ("ask",), ordered=False)
+
     def modifiers(self, query: ast.Query, node: P.PlanNode) -> tuple[P.PlanNode, tuple[str, ...]]:
+        """Grouping, HAVING, VALUES, SELECT expressions, DISTINCT, ORDER BY/LIMIT (§18.2.4),
+        for the query and for each sub-SELECT."""
+        if (query.limit is not None or query.offset) and not query.order_by and has_stream(query):
+            raise _refuse(query, "limit", "LIMIT/OFFSET without ORDER BY has no defined result on a stream; "
+                                          "add ORDER BY")
         items = query.projection
+        for clause, exprs in (("group", [c.expr for c in query.group_by]), ("having", query.having),
+                              ("order", [c.expr for c in query.order_by])):
+            if any(_has_exists(e) for e in exprs):
+                raise _refuse(query, clause, "EXISTS in GROUP BY, HAVING or ORDER BY is not supported; "
+                                             "BIND it to a variable in the WHERE clause first")
+            if clause != "having" and any(_has_nested_aggregate(e) for e in exprs):
+                raise _refuse(query, clause, "aggregates cannot be nested")
+        for item in items or ():
+            if item.expr is not None and _has_nested_aggregate(item.expr):
+                raise _refuse(query, "select", f"aggregates cannot be nested (in ?{item.var.name})")
+        if any(_has_nested_aggregate(e) for e in query.having):
+            raise _refuse(query, "having", "aggregates cannot be nested")
         uses_aggregates = bool(query.group_by) or any(
             _has_aggregate(e) for e in self._modifier_exprs(query)
         )
@@ -67,27 +104,53 @@ class _Translator:
             for expr in exprs:
                 self._collect_aggregates(expr, aggregates)
             node = P.Group(node, tuple(keys), tuple((var, agg) for agg, var in aggregates.items()))
+            aliases = {i.var.name for i in items or () if i.expr is not None} - set(keys)
             for having in query.having:
+                seen = _expr_var_names(having) & aliases
+                if seen:
+                    name = sorted(seen)[0]
+                    raise _refuse(
+                        query, "having", f"HAVING reads ?{name}, a SELECT expression: SPARQL 1.1 evaluates HAVING before "
+                        f"the SELECT expressions, so ?{name} is unbound there; repeat the expression in HAVING"
+                    )
                 node = P.Filter(node, self._replace_aggregates(having, aggregates))
             if items is None:
-                raise UnsupportedQueryError("SELECT * cannot be used with GROUP BY or aggregates")
+                raise _refuse(query, "select", "SELECT * cannot be used with GROUP BY or aggregates")
+            visible = set(keys) | set(aggregates.values())
+            for item in items:
+                if item.expr is not None:
+                    loose = _expr_var_names(item.expr) - visible
+                    if loose:
+                        raise _refuse(
+                            query, "select", f"(... AS ?{item.var.name}) reads ?{sorted(loose)[0]}, which is neither grouped nor "
+                            "aggregated")
+                    visible.add(item.var.name)
             for item in items:
                 if item.expr is None and item.var.name not in keys:
-                    raise UnsupportedQueryError(
-                        f"?{item.var.name} is selected but neither grouped nor aggregated"
+                    raise _refuse(
+                        query, "select", f"?{item.var.name} is selected but neither grouped nor aggregated"
                     )
         elif query.having:
-            raise UnsupportedQueryError("HAVING needs GROUP BY or an aggregate")
+            raise _refuse(query, "having", "HAVING needs GROUP BY or an aggregate")
+        if query.values is not None:  # SPARQL 1.1 §18.2.4.3: after HAVING, before SELECT expressions
+            node = _join(node, self.values(query.values))
+        scope = node.variables  # the solution the SELECT expressions are computed for
         for item in items or ():
             if item.expr is not None and aggregates.get(item.expr) != item.var.name:
-                node = P.Extend(node, item.var.name, self._replace_aggregates(item.expr, aggregates))
+                if item.var.name in node.variables:
+                    raise _refuse(query, "select",
+                                  f"SELECT (... AS ?{item.var.name}): ?{item.var.name} is already bound")
+                expr = _scoped_bnodes(self._replace_aggregates(item.expr, aggregates), scope)
+                if _has_exists(expr):
+                    node, expr = self._mark_exists(node, expr)
+                node = P.Extend(node, item.var.name, expr)
         projection = tuple(i.var.name for i in items) if items is not None else _visible(node.variables)
         order = tuple(
             (self._replace_aggregates(c.expr, aggregates), c.descending) for c in query.order_by
         )
         if query.distinct:
             node = P.Distinct(P.Project(node, projection))
-        if order:
+        if order or query.limit is not None or query.offset:
             node = P.TopK(node, order, query.limit, query.offset)
         return P.Project(node, projection), projection
 
@@ -126,7 +189,9 @@ class _Translator:
                 case ast.Filter():
                     filters.append(element.expr)
                 case ast.BGP():
-                    node = _join(node, P.StaticBGP(element.triples))
+                    node = _join(node, self.static_bgp(element.triples, self._graph))
+                case ast.Values():
+                    node = _join(node, self.values(element))
                 case ast.StreamPattern():
                     node = _join(node, self.stream(element))
                 case ast.OptionalPattern():
@@ -137,8 +202,12 @@ class _Translator:
                     node = P.AntiJoin(node, self.group(element.pattern), None, minus=True)
                 case ast.Bind():
                     if element.var.name in node.variables:
-                        raise UnsupportedQueryError(f"BIND to ?{element.var.name}, which is already bound")
-                    node = P.Extend(node, element.var.name, element.expr)
+                        raise UnsupportedQueryError(
+                            f"{self._where(element.position)}BIND to ?{element.var.name}, which is already bound")
+                    expr = _scoped_bnodes(element.expr, node.variables)
+                    if _has_exists(expr):
+                        node, expr = self._mark_exists(node, expr)
+                    node = P.Extend(node, element.var.name, expr)
                 case ast.UnionPattern():
                     node = _join(node, P.Union(tuple(self.group(g) for g in element.alternatives)))
                 case ast.GroupPattern():
@@ -161,50 +230,138 @@ class _Translator:
                 if isinstance(conjunct, ast.Exists):
                     inner_filters: list[Any] = []
                     right = self.group(conjunct.pattern, inner_filters)
-                    condition = _conjunction(inner_filters)
+                    nested = [f for f in inner_filters if _has_exists(f)]  # evaluated inside
+                    right = self.apply_filters(right, nested) if nested else right
+                    condition = _conjunction([f for f in inner_filters if not _has_exists(f)])
                     if conjunct.negated:
                         node = P.AntiJoin(node, right, condition)
                     else:
                         node = P.SemiJoin(node, right, condition)
                 elif _has_exists(conjunct):
-                    raise UnsupportedQueryError(
-                        "EXISTS / NOT EXISTS is supported as a top-level conjunct of FILTER only"
-                    )
+                    node, marked = self._mark_exists(node, conjunct)
+                    plain.append(marked)
                 else:
                     plain.append(conjunct)
         if plain:
             node = P.Filter(node, _conjunction(plain))
         return node
 
-    def stream(self, element: ast.StreamPattern) -> P.Scan:
+    def _mark_exists(self, node: P.PlanNode, expr: Any) -> tuple[P.PlanNode, Any]:
+        """EXISTS inside an expression (under ``||``, ``!``, IF, BIND ...): each EXISTS
+        becomes a hidden boolean variable, true on the semi-join's rows and false on
+        the anti-join's; their union is ``node`` with the mark (incremental like
+        FILTER [NOT] EXISTS, which are the two halves)."""
+        found: list[tuple[str, ast.Exists]] = []
+
+        def mark(e: Any) -> Any:
+            if isinstance(e, ast.Exists):
+                name = self.fresh("exists")
+                found.append((name, e))
+                return ast.Call("!", (ast.Var(name),)) if e.negated else ast.Var(name)
+            if isinstance(e, ast.Call):
+                return ast.Call(e.op, tuple(mark(a) for a in e.args))
+            return e
+
+        marked = mark(expr)
+        for name, exists in found:
+            inner_filters: list[Any] = []
+            right = self.group(exists.pattern, inner_filters)
+            nested = [f for f in inner_filters if _has_exists(f)]
+            right = self.apply_filters(right, nested) if nested else right
+            condition = _conjunction([f for f in inner_filters if not _has_exists(f)])
+            node = P.Union((P.Extend(P.SemiJoin(node, right, condition), name, _TRUE),
+                            P.Extend(P.AntiJoin(node, right, condition), name, _FALSE)))
+        return node, marked
+
+    def values(self, values: ast.Values) -> P.Values:
+        return P.Values(tuple(v.name for v in values.vars), values.rows)
+
+    def static_bgp(self, triples: tuple[ast.TriplePattern, ...], graph: Any) -> P.PlanNode:
+        """Plain triples as one BGP; each property path (``|``, ``*``, ``+``, ``?``,
+        ``!``) as a PathScan joined to it. Blank nodes are hidden variables."""
+        triples = _bnodes_as_vars(triples)
+        plain = tuple(t for t in triples if not ast.is_path(t.p))
+        node: P.PlanNode = P.StaticBGP(plain, graph) if plain or graph is not None else P.Unit()
+        for t in triples:
+            if ast.is_path(t.p):
+                node = _join(node, P.PathScan(t.s, t.p, t.o, graph))
+        return node
+
+    def stream(self, element: ast.StreamPattern) -> P.PlanNode:
         if not isinstance(element.stream, IRI):
-            raise UnsupportedQueryError(
-                f"line {element.position.line}: STREAM needs an IRI, not a variable"
-            )
-        if element.window.slide_ms is not None:
-            raise UnsupportedQueryError(
-                f"line {element.position.line}: RANGE ... SLIDE (hopping windows) is not supported yet; "
-                "use a sliding RANGE window"
-            )
+            raise UnsupportedQueryError(f"{self._where(element.position)}STREAM needs an IRI, not a variable")
+        where = self._where(element.position).rstrip(": ")
         triples: list[ast.TriplePattern] = []
         for inner in element.pattern.elements:
             if not isinstance(inner, ast.BGP):
                 raise UnsupportedQueryError(
-                    f"line {element.position.line}: a STREAM block may contain triple patterns only; "
+                    f"{where}: a STREAM block may contain triple patterns only; "
                     "put FILTER/BIND/OPTIONAL after the STREAM block"
                 )
             triples.extend(inner.triples)
         if not triples:
-            raise UnsupportedQueryError(f"line {element.position.line}: empty STREAM pattern")
-        return P.Scan(element.stream.value, element.window, tuple(triples))
+            raise UnsupportedQueryError(f"{where}: empty STREAM pattern")
+        variants: list[list[ast.TriplePattern]] = [[]]
+        for t in triples:
+            expansions = self._fixed_paths(t.s, t.p, t.o) if ast.is_path(t.p) else [[t]]
+            if expansions is None or len(variants) * len(expansions) > _MAX_PATH_VARIANTS:
+                raise UnsupportedQueryError(
+                    f"{where}: property paths with *, +, ? or ! are evaluated over static data only; "
+                    "inside STREAM use fixed-length paths (/, ^, |)"
+                )
+            variants = [v + e for v in variants for e in expansions]
+        scans = [P.Scan(element.stream.value, element.window, _bnodes_as_vars(tuple(v))) for v in variants]
+        return scans[0] if len(scans) == 1 else P.Union(tuple(scans))
+
+    def _fixed_paths(self, s: Any, path: Any, o: Any) -> list[list[ast.TriplePattern]] | None:
+        """A fixed-length path as alternative lists of plain triples (``|`` gives one list
+        per alternative, evaluated as a UNION of windows, each incremental); None for
+        ``*``, ``+``, ``?`` and negated sets."""
+        match path:
+            case ast.PathInv():
+                return self._fixed_paths(o, path.path, s)
+            case ast.PathSeq():
+                results: list[list[ast.TriplePattern]] = [[]]
+                left = s
+                for i, step in enumerate(path.steps):
+                    right = o if i == len(path.steps) - 1 else ast.Var(self.fresh("path"))
+                    expansions = self._fixed_paths(left, step, right)
+                    if expansions is None:
+                        return None
+                    results = [r + e for r in results for e in expansions]
+                    left = right
+                return results
+            case ast.PathAlt():
+                found: list[list[ast.TriplePattern]] = []
+                for alternative in path.alternatives:
+                    expansions = self._fixed_paths(s, alternative, o)
+                    if expansions is None:
+                        return None
+                    found.extend(expansions)
+                return found
+            case ast.PathMod() | ast.PathNeg():
+                return None
+        return [[ast.TriplePattern(s, path, o)]]
 
     def graph(self, element: ast.GraphGraphPattern) -> P.PlanNode:
-        triples: list[ast.TriplePattern] = []
-        for inner in element.pattern.elements:
-            if not isinstance(inner, ast.BGP):
-                raise UnsupportedQueryError("a GRAPH block may contain triple patterns only")
-            triples.extend(inner.triples)
-        return P.StaticBGP(tuple(triples), element.graph)
+        """GRAPH g { ... }: every BGP and path inside matches in graph g (with GRAPH ?g,
+        each binds ?g, and the group's joins keep one graph per solution)."""
+        if has_stream(element.pattern):
+            raise UnsupportedQueryError(f"{self._where(element.position)}a STREAM pattern cannot be inside GRAPH")
+        if isinstance(element.graph, ast.Var) and _scoped_per_graph(element.pattern, element.graph):
+            outer, self._graph = self._graph, P.EACH_GRAPH
+            try:
+                return P.GraphEach(element.graph.name, self.group(element.pattern))
+            finally:
+                self._graph = outer
+        outer, self._graph = self._graph, element.graph
+        try:
+            node = self.group(element.pattern)
+        finally:
+            self._graph = outer
+        if isinstance(element.graph, ast.Var) and element.graph.name not in node.variables:
+            node = _join(P.StaticBGP((), element.graph), node)  # GRAPH ?g { } still binds ?g
+        return node
 
     def sub_select(self, query: ast.Query) -> P.PlanNode:
         keep = {item.var.name for item in query.projection} if query.projection is not None else None
@@ -216,6 +373,72 @@ class _Translator:
 
 
 # -- helpers ------------------------------------------------------------------------
+def _refuse(query: ast.Query, clause: str, message: str) -> UnsupportedQueryError:
+    """A registration error at the start of ``clause`` (see ``ast.Query.positions``)."""
+    position = query.positions.get(clause) or query.positions.get("form")
+    if position is None:
+        return UnsupportedQueryError(message)
+    return UnsupportedQueryError(f"{query.source}:{position.line}:{position.column}: {message}")
+
+
+def has_stream(obj: Any) -> bool:
+    """True when a query (or any part of it) contains a STREAM pattern."""
+    if isinstance(obj, ast.StreamPattern):
+        return True
+    if isinstance(obj, tuple):
+        return any(has_stream(item) for item in obj)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return any(has_stream(getattr(obj, f.name)) for f in dataclasses.fields(obj)
+                   if f.name not in ("prefixes", "position", "template"))
+    return False
+
+
+def _scoped_bnodes(expr: Any, scope: tuple[str, ...]) -> Any:
+    """BNODE(str) is one blank node per string *and solution* (SPARQL 1.1 §17.4.2.9): it
+    becomes the hidden call BNODE_IN(str, ?v1, ...), keyed by the solution's variables."""
+    if isinstance(expr, ast.Call):
+        args = tuple(_scoped_bnodes(a, scope) for a in expr.args)
+        if expr.op == "BNODE" and len(args) == 1:
+            return ast.Call("BNODE_IN", args + tuple(ast.Var(v) for v in scope))
+        return ast.Call(expr.op, args)
+    return expr
+
+
+def _scoped_per_graph(obj: Any, graph: ast.Var) -> bool:
+    """True when ``obj`` holds a construct whose result inside ``GRAPH ?g`` depends on
+    evaluating it per graph (MINUS, a sub-SELECT, VALUES binding ?g): matching each BGP
+    in a graph and binding ?g, as :meth:`_Translator.graph` does otherwise (cheaper, and
+    exact for BGPs, FILTER, OPTIONAL, UNION and EXISTS), would differ."""
+    if isinstance(obj, (ast.MinusPattern, ast.SubSelect)):
+        return True
+    if isinstance(obj, ast.Values):
+        return graph in obj.vars
+    if isinstance(obj, tuple):
+        return any(_scoped_per_graph(item, graph) for item in obj)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type) and not isinstance(obj, ast.Query):
+        return any(_scoped_per_graph(getattr(obj, f.name), graph) for f in dataclasses.fields(obj)
+                   if f.name not in ("position",))
+    return False
+
+
+def _bnode_var(node: Any) -> Any:
+    # A blank node in a pattern is a variable that cannot be projected (SPARQL 1.1 §4.1.4).
+    return ast.Var(f"_:{node.label}") if isinstance(node, BNode) else node
+
+
+def _bnodes_as_vars(triples: tuple[ast.TriplePattern, ...]) -> tuple[ast.TriplePattern, ...]:
+    return tuple(ast.TriplePattern(_bnode_var(t.s), t.p if ast.is_path(t.p) else _bnode_var(t.p), _bnode_var(t.o))
+                 for t in triples)
+
+
+def _expr_var_names(expr: Any) -> set[str]:
+    if isinstance(expr, ast.Var):
+        return {expr.name}
+    if isinstance(expr, ast.Call):
+        return set().union(set(), *(_expr_var_names(a) for a in expr.args))
+    return set()
+
+
 def _join(left: P.PlanNode, right: P.PlanNode) -> P.PlanNode:
     if isinstance(left, P.Unit):
         return right
@@ -238,6 +461,12 @@ def _has_aggregate(expr: Any) -> bool:
     if isinstance(expr, ast.Aggregate):
         return True
     return isinstance(expr, ast.Call) and any(_has_aggregate(a) for a in expr.args)
+
+
+def _has_nested_aggregate(expr: Any) -> bool:
+    if isinstance(expr, ast.Aggregate):
+        return expr.arg is not None and _has_aggregate(expr.arg)
+    return isinstance(expr, ast.Call) and any(_has_nested_aggregate(a) for a in expr.args)
 
 
 def _has_exists(expr: Any) -> bool:

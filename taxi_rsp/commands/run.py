@@ -89,6 +89,7 @@ def main(args: argparse.Namespace) -> int:
         return run_stream_main(args, parse_params(args))
     if args.format != "csv" or args.stream_iri is not None:
         raise UserError("--format and --stream-iri apply to --stream runs only")
+    warned: list[str] = []  # printed at registration, not repeated at the end
     config = RunConfig(
         input=args.input,
         out=args.out,
@@ -99,6 +100,8 @@ def main(args: argparse.Namespace) -> int:
         explain=args.explain,
         compiled=not args.reference,
         rss_checkpoints=parse_line_counts(args.rss_at),
+        warn=lambda warning: (warned.append(warning),
+                              print(f"taxi-rsp run: warning: {warning}", file=sys.stderr, flush=True)),
     )
     if args.spark:
         from taxi_rsp.scaleout import run_spark  # imported here: Spark is slow to load
@@ -117,6 +120,6 @@ def main(args: argparse.Namespace) -> int:
         delay_text = f", delay mean {delays['mean']:.3f} ms p99 {delays['p99']:.3f} ms" if delays["mean"] is not None else ""
         print(f"  {name}: {count:,} lines -> {args.out / (name + '.csv')}{delay_text}")
     print(f"  rejects -> {args.out / 'rejects.csv'}; summary -> {args.out / 'summary.json'}", file=sys.stdout)
-    for warning in summary.get("warnings", []):
+    for warning in [w for w in summary.get("warnings", []) if w not in warned]:
         print(f"taxi-rsp run: warning: {warning}", file=sys.stderr)
     return 0

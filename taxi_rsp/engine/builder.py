@@ -115,6 +115,17 @@ class PlanBuilder:
                 return self._source(schema, rows)
             case P.Unit():
                 return self._source((), [()])
+            case P.Values():
+                encode = self.dictionary.encode
+                rows = [tuple(None if t is None else encode(t) for t in row) for row in node.rows]
+                return self._source(node.vars, rows)
+            case P.GraphEach():
+                from taxi_rsp.engine.graphs import per_graph_plan
+
+                return self.build(per_graph_plan(node, self.static, self.dictionary))
+            case P.PathScan():
+                schema, rows = self.static.evaluate_path(node.subject, node.path, node.object, node.graph)
+                return self._source(schema, rows)
             case P.Filter():
                 child = self.build(node.child)
                 step = filter_step(self._compile(node.expr, child.schema))
@@ -157,13 +168,13 @@ class PlanBuilder:
                     return fused
                 aggregates = [
                     (var, agg.name, agg.distinct,
-                     None if agg.arg is None else self._compile(agg.arg, child.schema))
+                     None if agg.arg is None else self._compile(agg.arg, child.schema), agg.separator)
                     for var, agg in node.aggregates
                 ]
                 group = GroupOp(child.schema, node.keys, aggregates, self.dictionary)
                 if self.compiled and not any(agg.distinct or agg.name not in FUSABLE for _, agg in node.aggregates):
                     group = CompiledGroup(child.schema, node.keys,
-                                          [(v, a.name, a.distinct, a.arg, c) for (v, a), (_, _, _, c)
+                                          [(v, a.name, a.distinct, a.arg, spec[3]) for (v, a), spec
                                            in zip(node.aggregates, aggregates)], group, self.dictionary)
                 self._add(group)
                 self._connect(child, group.push)
@@ -262,6 +273,8 @@ class PlanBuilder:
     def _tma(self, node: P.TopK) -> TmaTopKOp | None:
         """A TMA grid top-k when the first ORDER BY key is DESC of a variable defined by
         a monotone expression (see :func:`taxi_rsp.engine.ops.tma.monotonicity`)."""
+        if not node.order:
+            return None
         first, descending = node.order[0]
         if node.limit is None or not descending or not isinstance(first, ast.Var):
             return None

@@ -266,9 +266,11 @@ class ChunkCompiler:
             if isinstance(ka, tuple):
                 return a, ka
             raise NoFast(node)
-        if op in ("STR", XSD + "string") and len(vals) == 1:
+        if op == "STR" and len(vals) == 1:  # xsd:string casts go generic (XPath rules)
             return self._str(*vals[0], node), "S"
         if op == "CONCAT":
+            if any(k != "S" for _, k in vals):
+                raise NoFast(node)  # CONCAT of a non-string is an error: the generic path says so
             parts = [self._str(a, k, node) for a, k in vals]
             return ("(" + " + ".join(parts) + ")") if parts else "''", "S"
         raise NoFast(node)

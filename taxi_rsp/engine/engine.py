@@ -21,6 +21,7 @@ from pathlib import Path
 from taxi_rsp.algebra.optimize import optimize
 from taxi_rsp.algebra.translate import translate_query
 from taxi_rsp.engine.builder import PlanBuilder
+from taxi_rsp.engine.expr import set_event_time
 from taxi_rsp.engine.ops.match import EventView
 from taxi_rsp.engine.pipeline import PipelineRegistry
 from taxi_rsp.engine.query import Listener, RegisteredQuery, Trigger
@@ -103,9 +104,11 @@ class Engine:
         for query in self._leaders:
             expiry = query.next_expiry()
             while expiry is not None and expiry < time:
+                set_event_time(expiry)  # NOW() in rows derived at this instant
                 query.expire(expiry)
                 query.evaluate(Trigger(expiry))
                 expiry = query.next_expiry()
+            set_event_time(time)
             query.expire(time)
             if event.stream in query.streams:
                 query.insert(event, view)

@@ -181,15 +181,18 @@ class RegisteredQuery:
                         parts.append(node)
                 else:
                     triples.append(tuple(parts))
-        return triples
+        return list(dict.fromkeys(triples))  # a result graph is a set (order kept)
 
     def explain(self) -> str:
         from taxi_rsp.algebra.plan import explain
+
+        from taxi_rsp.algebra.lint import cross_products
 
         lines = [f"query {self.name}", "logical plan:", explain(self.logical.root, 1), "physical operators:"]
         for op in self.physical.operators:
             kind = "compiled " if getattr(op, "compiled", False) else "reference"
             lines.append(f"  [{kind}] {op.describe()} -> {', '.join('?' + v for v in op.schema)}")
+        lines.extend(f"warning: {warning}" for warning in cross_products(self.logical.root))
         return "\n".join(lines)
 
     def state_size(self) -> int:

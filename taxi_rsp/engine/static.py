@@ -117,9 +117,10 @@ class StaticStore:
             self._indexes.pop(graph_id, None)
             self.version += 1
 
-    def load(self, path: Path) -> int:
+    def load(self, path: Path, graph: IRI | None = None) -> int:
         """Load an RDF file (format from its suffix); returns the number of statements read.
-        Blank nodes are scoped to the file, as RDF merging requires."""
+        Blank nodes are scoped to the file, as RDF merging requires. ``graph``: put the
+        file's default-graph triples into that named graph instead."""
         import pyoxigraph as ox
 
         from taxi_rsp.rdfstream.oxi import TermEncoder, syntax_reason
@@ -131,11 +132,12 @@ class StaticStore:
             raise UserError(f"{path}: no such file")
         self._loads += 1
         encode = TermEncoder(self.dictionary, bnode_scope=f"static{self._loads}.")
+        target = DEFAULT_GRAPH if graph is None else self.dictionary.encode(graph)
         count = 0
         try:
             for quad in ox.parse(path=path, format=getattr(ox.RdfFormat, fmt), base_iri=path.resolve().as_uri()):
-                graph = quad.graph_name
-                graph_id = DEFAULT_GRAPH if isinstance(graph, ox.DefaultGraph) else encode(graph)
+                name = quad.graph_name
+                graph_id = target if isinstance(name, ox.DefaultGraph) else encode(name)
                 self.add_ids((encode(quad.subject), encode(quad.predicate), encode(quad.object)), graph_id)
                 count += 1
         except SyntaxError as exc:
@@ -171,6 +173,28 @@ class StaticStore:
         if graph_id is None:
             return bgp.schema, []
         return bgp.schema, bgp.match(self.graph_index(graph_id))
+
+
+    def evaluate_path(self, subject: object, path: object, obj: object,
+                      graph: object | None) -> tuple[tuple[str, ...], list[tuple]]:
+        """Schema and rows of a property path pattern (see :mod:`taxi_rsp.engine.paths`)."""
+        from taxi_rsp.engine.paths import evaluate_path
+
+        if graph is None:
+            return evaluate_path(self.graph_index(DEFAULT_GRAPH), self.dictionary, subject, path, obj)
+        if isinstance(graph, Var):
+            schema: tuple[str, ...] = ()
+            rows: list[tuple] = []
+            for g in self.named_graphs():
+                schema, found = evaluate_path(self.graph_index(g), self.dictionary, subject, path, obj)
+                rows.extend(row + (g,) for row in found)
+            if not schema:
+                schema = tuple(dict.fromkeys(n.name for n in (subject, obj) if isinstance(n, Var)))
+            return schema + (graph.name,), rows
+        graph_id = self.dictionary.lookup(graph)  # type: ignore[arg-type]
+        if graph_id is None:
+            return tuple(dict.fromkeys(n.name for n in (subject, obj) if isinstance(n, Var))), []
+        return evaluate_path(self.graph_index(graph_id), self.dictionary, subject, path, obj)
 
 
 class _CompiledBGP:

@@ -46,9 +46,10 @@ class Call:
 
 @dataclass(frozen=True, slots=True)
 class Aggregate:
-    name: str  # COUNT, SUM, MIN, MAX, AVG, MEDIAN, SAMPLE
+    name: str  # COUNT, SUM, MIN, MAX, AVG, MEDIAN, SAMPLE, GROUP_CONCAT
     arg: Expr | None  # None for COUNT(*)
     distinct: bool = False
+    separator: str | None = None  # GROUP_CONCAT only (None: a single space)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,11 +61,56 @@ class Exists:
 Expr = Var | Const | Call | Aggregate | Exists
 
 
+# -- property paths (SPARQL 1.1 §9) ---------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class PathAlt:
+    """``a | b | ...``"""
+
+    alternatives: tuple[Path, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PathSeq:
+    """``a / b / ...``"""
+
+    steps: tuple[Path, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PathInv:
+    """``^a``"""
+
+    path: Path
+
+
+@dataclass(frozen=True, slots=True)
+class PathMod:
+    """``a*``, ``a+`` or ``a?``"""
+
+    path: Path
+    mod: str
+
+
+@dataclass(frozen=True, slots=True)
+class PathNeg:
+    """``!(a | ^b ...)``: (IRI, inverse) pairs that must not be the edge."""
+
+    iris: tuple[tuple[Term, bool], ...]
+
+
+Path = Term | PathAlt | PathSeq | PathInv | PathMod | PathNeg
+
+
+def is_path(node: object) -> bool:
+    """True for a property path that is not a plain IRI or variable."""
+    return isinstance(node, (PathAlt, PathSeq, PathInv, PathMod, PathNeg))
+
+
 # -- graph patterns -----------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class TriplePattern:
     s: Node
-    p: Node
+    p: Node | Path  # a Path only where translate handles property paths
     o: Node
 
 
@@ -95,6 +141,7 @@ class StreamPattern:
 class GraphGraphPattern:
     graph: Node
     pattern: GroupPattern
+    position: Position | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +168,15 @@ class Filter:
 class Bind:
     expr: Expr
     var: Var
+    position: Position | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Values:
+    """Inline data (``VALUES``): ``rows`` hold terms, None for UNDEF."""
+
+    vars: tuple[Var, ...]
+    rows: tuple[tuple[Term | None, ...], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +191,7 @@ class GroupPattern:
 
 PatternElement = (
     BGP | StreamPattern | GraphGraphPattern | OptionalPattern | MinusPattern | UnionPattern
-    | Filter | Bind | SubSelect | GroupPattern
+    | Filter | Bind | SubSelect | GroupPattern | Values
 )
 
 
@@ -160,7 +216,7 @@ class GroupCondition:
 
 @dataclass(frozen=True)
 class Query:
-    form: str  # SELECT or CONSTRUCT
+    form: str  # SELECT, CONSTRUCT or ASK
     where: GroupPattern
     projection: tuple[SelectItem, ...] | None = None  # None: SELECT *
     template: tuple[TriplePattern, ...] = ()
@@ -172,3 +228,8 @@ class Query:
     offset: int = 0
     datasets: tuple[tuple[str, bool], ...] = ()  # (iri, named)
     prefixes: dict[str, str] = field(default_factory=dict)
+    values: Values | None = None  # a trailing VALUES clause
+    # where clauses start ("form", "select", "group", "having", "order", "limit"), for
+    # registration errors with line:col; ``source`` names the query text
+    positions: dict[str, Position] = field(default_factory=dict)
+    source: str = "<query>"

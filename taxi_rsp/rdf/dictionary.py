@@ -170,6 +170,8 @@ class Dictionary:
                 return _inline(T_BOOLEAN, int(value))
             return None
         if isinstance(value, DateTime):
+            if value.offset is not None:
+                return None  # the zone is part of the value (TZ(), HOURS()): kept in the table
             if datatype in (None, XSD_DATETIME) and PAYLOAD_MIN <= value <= PAYLOAD_MAX:
                 return _inline(T_DATETIME, int(value))
             return None

@@ -7,10 +7,13 @@ datatype           Python value
 =================  ==========================================
 xsd:integer (+)    ``int``
 xsd:decimal        ``fractions.Fraction`` (exact, never float)
-xsd:double/float   ``float``
+xsd:double         ``float``
+xsd:float          :class:`Float` (a ``float`` rounded to single precision)
 xsd:boolean        ``bool``
-xsd:dateTime       :class:`DateTime` (int milliseconds, naive)
-anything else      ``str`` (the lexical form)
+xsd:dateTime       :class:`DateTime` (int milliseconds, UTC; ``offset`` keeps a zone)
+xsd:string         ``str`` (the lexical form)
+rdf:langString     :class:`LangString` (a ``str`` with ``lang``)
+anything else      the :class:`Literal` itself (unknown or ill-typed: compared as a term)
 =================  ==========================================
 
 >>> Literal("-73.956528", XSD_DECIMAL).value()
@@ -21,7 +24,9 @@ Fraction(-4622283, 62500)
 
 from __future__ import annotations
 
+import math
 import re
+import struct
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from fractions import Fraction
@@ -44,6 +49,41 @@ DATETIME_RE = re.compile(
     r"(Z|[+-][0-9]{2}:[0-9]{2})?\Z"
 )
 _EPOCH = datetime(1970, 1, 1)
+XSD_FLOAT = XSD + "float"
+
+
+def single_precision(value: float) -> float:
+    """``value`` rounded to the nearest IEEE single-precision number (xsd:float)."""
+    if math.isnan(value) or math.isinf(value):
+        return value
+    try:
+        return struct.unpack("f", struct.pack("f", value))[0]
+    except OverflowError:
+        return math.copysign(math.inf, value)
+
+
+class Float(float):
+    """An xsd:float value: single precision, and kept apart from doubles so that
+    DATATYPE and results say xsd:float.
+
+    >>> Float(33.33) == 33.33, str(value_to_literal(Float(33.33)).lexical)
+    (False, '33.33')
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, value: float) -> Float:
+        return super().__new__(cls, single_precision(float(value)))
+
+    def shortest(self) -> str:
+        """The shortest decimal text that reads back as this single-precision value."""
+        if math.isnan(self) or math.isinf(self):
+            return repr(float(self))
+        for digits in range(1, 10):
+            text = f"{float(self):.{digits}g}"
+            if single_precision(float(text)) == self:
+                return text
+        return repr(float(self))
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +110,14 @@ class Literal:
 
     def value(self) -> object:
         """The Python value of this literal (see the module table)."""
-        return literal_value(self.lexical, self.datatype)
+        if self.lang:
+            return LangString(self.lexical, self.lang)
+        if self.datatype == XSD_STRING:
+            return self.lexical
+        value = literal_value(self.lexical, self.datatype)
+        if isinstance(value, str):  # unknown datatype or ill-typed lexical form: a plain term
+            return self
+        return value
 
     def n3(self) -> str:
         escaped = (
@@ -86,6 +133,35 @@ class Literal:
 Term = IRI | BNode | Literal
 
 
+class LangString(str):
+    """A language-tagged string value: string functions see the text, ``lang`` rides along.
+
+    >>> LangString("chat", "fr") == LangString("chat", "en")
+    False
+    """
+
+    __slots__ = ("lang",)
+
+    def __new__(cls, text: str, lang: str) -> LangString:
+        self = super().__new__(cls, text)
+        self.lang = lang.lower()
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, LangString):
+            return str.__eq__(self, other) and self.lang == other.lang
+        return False
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return hash((str(self), self.lang))
+
+    def __repr__(self) -> str:
+        return f"LangString({str(self)!r}, {self.lang!r})"
+
+
 class DateTime(int):
     """An xsd:dateTime as integer milliseconds since 1970-01-01T00:00:00 (naive).
 
@@ -94,6 +170,7 @@ class DateTime(int):
     """
 
     __slots__ = ()
+    offset: int | None = None  # the zone in minutes east of UTC, see ZonedDateTime
 
     @classmethod
     def parse(cls, text: str) -> DateTime:
@@ -107,10 +184,14 @@ class DateTime(int):
             sign = 1 if zone[0] == "+" else -1
             moment -= sign * timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6]))
         delta = moment - _EPOCH
-        return cls((delta.days * 86_400 + delta.seconds) * 1000 + millis)
+        utc = (delta.days * 86_400 + delta.seconds) * 1000 + millis
+        if zone:
+            return ZonedDateTime.at(utc, 0 if zone == "Z" else sign * (int(zone[1:3]) * 60 + int(zone[4:6])))
+        return cls(utc)
 
     def to_datetime(self) -> datetime:
-        return _EPOCH + timedelta(milliseconds=int(self))
+        """The wall-clock time (local to the zone for a zoned value)."""
+        return _EPOCH + timedelta(milliseconds=int(self) + (self.offset or 0) * 60_000)
 
     def isoformat(self) -> str:
         moment = self.to_datetime()
@@ -121,6 +202,25 @@ class DateTime(int):
 
     def __repr__(self) -> str:
         return f"DateTime({self.isoformat()!r})"
+
+
+class ZonedDateTime(DateTime):
+    """An xsd:dateTime with a time zone: the int is the UTC instant (so comparisons are
+    right), ``offset`` the zone for HOURS(), TZ(), TIMEZONE() and printing."""
+
+    @classmethod
+    def at(cls, utc_millis: int, offset: int) -> ZonedDateTime:
+        value = cls(utc_millis)
+        value.offset = offset
+        return value
+
+    def isoformat(self) -> str:
+        text = super().isoformat()
+        if self.offset == 0:
+            return text + "Z"
+        sign = "+" if self.offset > 0 else "-"
+        hours, minutes = divmod(abs(self.offset), 60)
+        return f"{text}{sign}{hours:02d}:{minutes:02d}"
 
 
 def parse_decimal(text: str) -> Fraction:
@@ -142,8 +242,10 @@ def literal_value(lexical: str, datatype: str) -> object:
                 return int(lexical)
         elif datatype == XSD_DECIMAL:
             return parse_decimal(lexical)
-        elif datatype in (XSD_DOUBLE, XSD + "float"):
+        elif datatype == XSD_DOUBLE:
             return float(lexical)
+        elif datatype == XSD_FLOAT:
+            return Float(float(lexical))
         elif datatype == XSD_BOOLEAN:
             if lexical in ("true", "1"):
                 return True
@@ -185,6 +287,12 @@ def value_to_literal(value: object) -> Literal:
         return Literal(str(value), XSD_INTEGER)
     if isinstance(value, Fraction):
         return Literal(format_decimal(value), XSD_DECIMAL)
+    if isinstance(value, Float):
+        return Literal(value.shortest(), XSD_FLOAT)
     if isinstance(value, float):
         return Literal(repr(value), XSD_DOUBLE)
+    if isinstance(value, Literal):
+        return value
+    if isinstance(value, LangString):
+        return Literal(str(value), XSD_STRING, value.lang)
     return Literal(str(value))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -102,6 +103,11 @@ def run_stream(config: StreamRunConfig, report: Callable[[str], None] = lambda l
             if config.explain:
                 report(query.explain())
         iri = _stream_iri(engine, config.stream_iri)
+        from taxi_rsp.runner import registration_warnings
+
+        warnings = registration_warnings(engine, {iri})
+        for warning in warnings:
+            print(f"taxi-rsp run: warning: {warning}", file=sys.stderr, flush=True)
         stats = StreamStats()
         started = time.perf_counter()
         for event in open_stream(config.stream, fmt, engine.dictionary, engine.dictionary.encode(IRI(iri)), stats):
@@ -120,6 +126,7 @@ def run_stream(config: StreamRunConfig, report: Callable[[str], None] = lambda l
             "exec_seconds": round(exec_seconds, 6),
             "events_per_second": round(stats.events / exec_seconds, 1) if exec_seconds > 0 else None,
             "engine_state_rows": {q.name: q.state_size() for q in engine.queries},
+            "warnings": warnings,
         }
         outputs.commit("summary.json", json.dumps(summary, indent=2) + "\n")
         return summary

@@ -71,5 +71,7 @@ def longest_window_ms(engine: Engine) -> int:
             if window.spec.kind not in _TIME_WINDOWS:
                 raise UserError(f"{query.name}: a {window.spec.kind} window cannot run time-partitioned (--spark); "
                                 "only RANGE and NOW windows can")
+            if window.spec.slide_ms is not None:
+                raise UserError(f"{query.name}: a RANGE ... SLIDE window cannot run time-partitioned (--spark)")
             longest = max(longest, window.range_ms)
     return longest

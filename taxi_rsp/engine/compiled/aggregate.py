@@ -447,7 +447,8 @@ def fuse_group(window: WindowScan, keys: tuple[str, ...], aggregates: list, dict
                compile_closure: Callable[[Any, tuple[str, ...]], Compiled]) -> CompiledAggregate | None:
     """The compiled form of GROUP BY ``keys`` directly over ``window`` (with its fused
     steps), or None when the shape is outside what :class:`CompiledAggregate` covers."""
-    if window.spec.kind not in ("RANGE", "NOW") or window._specs is None or len(window._outputs) != 1:
+    if (window.spec.kind not in ("RANGE", "NOW") or getattr(window, "slide_ms", None) is not None
+            or window._specs is None or len(window._outputs) != 1):  # sliding windows only
         return None
     if any(agg.distinct or agg.name not in FUSABLE for _, agg in aggregates):
         return None

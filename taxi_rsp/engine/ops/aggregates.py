@@ -21,7 +21,7 @@ from typing import Any
 
 from sortedcontainers import SortedList
 
-from taxi_rsp.engine.expr import ExprError, is_numeric
+from taxi_rsp.engine.expr import ExprError, is_numeric, lexical
 from taxi_rsp.engine.ops.ordering import order_key
 
 _ERROR = ExprError()
@@ -208,6 +208,36 @@ class Sample(Accumulator):
         raise _ERROR
 
 
+class GroupConcat(Accumulator):
+    """GROUP_CONCAT: the string forms of the values joined by the separator, in
+    arrival order (SPARQL leaves the order undefined; arrival order is reproducible).
+    A value of a non-string type is an error, as for CONCAT over non-strings."""
+
+    __slots__ = ("separator", "values")
+
+    def __init__(self, separator: str | None = None) -> None:
+        super().__init__()
+        self.separator = " " if separator is None else separator
+        self.values: dict[Any, int] = {}  # value -> count, insertion-ordered
+
+    def _update(self, value: Any) -> None:
+        self.values[value] = self.values.get(value, 0) + 1
+
+    def _revert(self, value: Any) -> None:
+        left = self.values[value] - 1
+        if left:
+            self.values[value] = left
+        else:
+            del self.values[value]
+
+    def _result(self) -> Any:
+        parts = []
+        for value, count in self.values.items():
+            text = lexical(value)
+            parts.extend([text] * count)
+        return self.separator.join(parts)
+
+
 class Distinct(Accumulator):
     """Wraps an accumulator so that each distinct value is seen once."""
 
@@ -241,9 +271,10 @@ class Distinct(Accumulator):
 
 _KINDS: dict[str, type[Accumulator]] = {
     "COUNT": Count, "SUM": Sum, "AVG": Avg, "MIN": Min, "MAX": Max, "MEDIAN": Median, "SAMPLE": Sample,
+    "GROUP_CONCAT": GroupConcat,
 }
 
 
-def make_accumulator(name: str, distinct: bool) -> Accumulator:
-    accumulator = _KINDS[name]()
+def make_accumulator(name: str, distinct: bool, separator: str | None = None) -> Accumulator:
+    accumulator = GroupConcat(separator) if name == "GROUP_CONCAT" else _KINDS[name]()
     return Distinct(accumulator) if distinct else accumulator

@@ -32,13 +32,14 @@ class GroupOp(Operator):
         self,
         input_schema: tuple[str, ...],
         keys: tuple[str, ...],
-        aggregates: list[tuple[str, str, bool, Compiled | None]],
+        aggregates: list[tuple],
         dictionary: Dictionary,
     ) -> None:
-        """``aggregates``: (output variable, name, distinct, compiled argument or None)."""
+        """``aggregates``: (output variable, name, distinct, compiled argument or None
+        for ``*``[, GROUP_CONCAT separator])."""
         super().__init__(keys + tuple(a[0] for a in aggregates))
         self._key_pos = tuple(input_schema.index(k) for k in keys)
-        self._specs = [(name, distinct, arg) for _, name, distinct, arg in aggregates]
+        self._specs = [(a[1], a[2], a[3], a[4] if len(a) > 4 else None) for a in aggregates]
         self._groups: dict[tuple, _GroupState] = {}
         self._dirty: dict[tuple, Row | None] = {}
         self._encode = dictionary.encode_value
@@ -51,7 +52,8 @@ class GroupOp(Operator):
         return f"Group by {', '.join('?' + k for k in self.schema[:len(self._key_pos)])}"
 
     def _new_state(self) -> _GroupState:
-        return _GroupState([make_accumulator(name, distinct) for name, distinct, _ in self._specs])
+        return _GroupState([make_accumulator(name, distinct, separator)
+                            for name, distinct, _, separator in self._specs])
 
     def push(self, deltas: list[Delta]) -> None:
         key_pos = self._key_pos
@@ -63,14 +65,14 @@ class GroupOp(Operator):
             if key not in self._dirty:
                 self._dirty[key] = state.output
             state.rows += mult
-            for (name, _, arg), acc in zip(self._specs, state.accumulators):
+            for (_, distinct, arg, _), acc in zip(self._specs, state.accumulators):
                 for _ in range(abs(mult)):
-                    self._apply(acc, arg, row, mult > 0)
+                    self._apply(acc, arg, distinct, row, mult > 0)
 
     @staticmethod
-    def _apply(acc: Accumulator, arg: Compiled | None, row: Row, insert: bool) -> None:
-        if arg is None:  # COUNT(*)
-            value: Any = True
+    def _apply(acc: Accumulator, arg: Compiled | None, distinct: bool, row: Row, insert: bool) -> None:
+        if arg is None:  # COUNT(*): every solution counts; COUNT(DISTINCT *): distinct solutions
+            value: Any = row if distinct else True
         else:
             try:
                 value = arg(row)

@@ -14,6 +14,13 @@ Kinds (CQELS-QL ``[...]``):
 * ``TRIPLES n``: the last n events of the stream (matching or not); the oldest leaves
   when the (n+1)-th arrives.
 * ``ALL``: nothing ever leaves.
+* ``RANGE d SLIDE s`` (hopping): the content changes only at slide boundaries
+  b = k·s (multiples of s since the epoch); at any instant τ it is what ``RANGE d`` held
+  at the last boundary b ≤ τ, i.e. the events with b − d < t ≤ b. An event arriving
+  between boundaries waits (``_pending``) and enters at the next boundary; an event
+  leaves at the first boundary ≥ t + d. Boundaries are evaluation instants of the
+  query (via :meth:`WindowScan.next_expiry`), so nothing changes, and nothing is
+  reported, at an arrival between them (docs/semantics.md).
 """
 
 from __future__ import annotations
@@ -41,6 +48,10 @@ class WindowScan(Operator):
         self._outputs: list[WindowScan] = [self]
         # (expiry time or arrival number, derived rows per output) in arrival order
         self._entries: deque[tuple[int, tuple[list[Row], ...]]] = deque()
+        # SLIDE: (entry boundary, expiry boundary, derived rows) of events waiting for
+        # their boundary, in arrival order (so entry boundaries are non-decreasing)
+        self.slide_ms = spec.slide_ms if spec.kind == "RANGE" else None
+        self._pending: deque[tuple[int, int, tuple[list[Row], ...]]] = deque()
         self._arrivals = 0
         self.held = 0
 
@@ -75,7 +86,8 @@ class WindowScan(Operator):
 
     def describe(self) -> str:
         shared = f", pipeline {self._leaf.describe()}" if self._leaf is not None else ""
-        return f"WindowScan[{self.spec.kind}] +{len(self._steps)} fused{shared}"
+        kind = self.spec.kind if self.slide_ms is None else "RANGE SLIDE"
+        return f"WindowScan[{kind}] +{len(self._steps)} fused{shared}"
 
     def _derive(self, rows: list[Row]) -> list[Row]:
         for step in self._steps:
@@ -91,14 +103,22 @@ class WindowScan(Operator):
 
     # -- time ------------------------------------------------------------------------
     def next_expiry(self) -> int | None:
+        """The next instant at which this window's content changes (None: never)."""
         if self.range_ms is not None and self._entries:
+            if self._pending:
+                return min(self._entries[0][0], self._pending[0][0])
             return self._entries[0][0]
+        if self._pending:
+            return self._pending[0][0]
         return None
 
     def expire(self, until: int) -> None:
-        """Retract every entry whose expiry time is <= ``until``."""
+        """Retract every entry whose expiry time is <= ``until`` (and, with SLIDE, let in
+        the waiting events whose boundary is <= ``until``)."""
         if self.range_ms is None:
             return
+        if self._pending and self._pending[0][0] <= until:
+            self._enter_pending(until)
         entries = self._entries
         if not entries or entries[0][0] > until:
             return
@@ -107,10 +127,37 @@ class WindowScan(Operator):
             gone.append(entries.popleft()[1])
         self._emit_all(gone, -1)
 
+    def _enter_pending(self, until: int) -> None:
+        pending, entered = self._pending, []
+        while pending and pending[0][0] <= until:
+            _, expiry, rows = pending.popleft()
+            self.held -= sum(len(r) for r in rows)
+            self._entries.append((expiry, rows))
+            entered.append(rows)
+        # expiry boundaries of entered events are >= those already in _entries (both
+        # grow with arrival time), so the deque stays sorted
+        self._emit_all(entered, 1)
+
+    def _boundary_after(self, time: int) -> int:
+        """The first slide boundary >= ``time``."""
+        slide = self.slide_ms
+        return -((-time) // slide) * slide  # type: ignore[operator]
+
     def insert(self, time: int, view: EventView) -> None:
         """A new event of this window's stream arrives (after expiry up to ``time``)."""
         rows = tuple(output._rows(view) for output in self._outputs)
         kind = self.spec.kind
+        if self.slide_ms is not None:
+            if any(rows):
+                enter = self._boundary_after(time)
+                expiry = self._boundary_after(time + self.range_ms)  # type: ignore[operator]
+                if enter == time:
+                    self._entries.append((expiry, rows))
+                    self._emit_all([rows], 1)
+                elif enter < expiry:  # else (SLIDE > RANGE) it falls between two windows
+                    self._pending.append((enter, expiry, rows))
+                    self.held += sum(len(r) for r in rows)
+            return
         if kind == "TRIPLES":
             self._arrivals += 1
             self._entries.append((self._arrivals, rows))
