@@ -74,18 +74,20 @@ def resolve_query(name_or_path: str) -> QuerySource:
 
 
 RSS_CHECKPOINTS = (200_000, 1_000_000, 2_000_000)
+DEFAULT_QUERIES = ("q1", "q2")  # the DEBS 2015 "Mixed" workload, as `taxi-rsp baseline` answers
 
 
 @dataclass
 class RunConfig:
     input: Path
     out: Path
-    queries: list[str] = field(default_factory=lambda: ["q1"])
+    queries: list[str] = field(default_factory=lambda: list(DEFAULT_QUERIES))
     params: dict[str, dict[str, str]] = field(default_factory=dict)  # query name ("*": all) -> params
     static: list[Path] = field(default_factory=list)
     progress: bool = False
     explain: bool = False
     rss_checkpoints: tuple[int, ...] = RSS_CHECKPOINTS  # line counts at which peak RSS is recorded
+    force: bool = False  # remove output-like files in ``out`` that this run does not write
 
 
 def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) -> dict:
@@ -110,10 +112,11 @@ def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) ->
             if config.explain:
                 report(query.explain())
         rejects = outputs.open("rejects.csv")
+        outputs.claim(config.force, protect=[config.input, *config.static])
         feeder = Feeder(config.input, engine.dictionary, rejects)
         watch = _InputWatch(feeder, config.input, config.rss_checkpoints)
         started, cpu_started = time.perf_counter(), time.process_time()
-        with _progress(config.progress) as tick:
+        with _progress(config.progress, config.input) as tick:
             for event in watch.events():
                 engine.process(event)
                 tick(feeder.stats.lines_read)
@@ -127,6 +130,8 @@ def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) ->
         summary["peak_rss_mib"] = _peak_rss_mib()
         summary["warnings"] = _warnings(engine, watch)
         outputs.commit("summary.json", json.dumps(summary, indent=2) + "\n")
+        if outputs.removed:
+            report(f"removed {', '.join(outputs.removed)} of an earlier run in {config.out}")
         return summary
     except BaseException:
         outputs.abort()
@@ -280,28 +285,94 @@ def _summary(stats, writers: dict, exec_seconds: float, engine: Engine) -> dict:
 
 
 class _progress:
-    """A rich progress line on a terminal (updated every 10,000 lines), else nothing."""
+    """A progress line on a terminal, redrawn every 0.5 s: lines read, the share of the
+    input file read so far (its read offset, from /proc/self/fdinfo) and an ETA; for a
+    pipe, whose size is unknown, lines and elapsed time only."""
 
-    def __init__(self, enabled: bool) -> None:
+    EVERY = 256  # events between two looks at the clock (a look costs more than an event)
+    SECONDS = 0.5
+
+    def __init__(self, enabled: bool, path: Path | None = None) -> None:
         self.enabled = enabled and sys.stderr.isatty()
+        self.path = path
         self._bar = None
 
     def __enter__(self) -> Callable[[int], None]:
         if not self.enabled:
             return lambda lines: None
-        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+        from rich.progress import (
+            BarColumn,
+            Progress,
+            TaskProgressColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
-        self._bar = Progress(SpinnerColumn(), TextColumn("{task.completed:,} lines"), TimeElapsedColumn(),
-                             transient=True)
+        size = _regular_size(self.path)
+        columns = [TextColumn("{task.fields[lines]:,} lines"), TimeElapsedColumn()]
+        if size:
+            columns[1:1] = [BarColumn(), TaskProgressColumn(), TextColumn("ETA"), TimeRemainingColumn()]
+        self._bar = Progress(*columns, transient=True, refresh_per_second=4)
         self._bar.__enter__()
-        task = self._bar.add_task("feeding", total=None)
+        task = self._bar.add_task("feeding", total=size or None, lines=0)
+        offset = _ReadOffset(self.path) if size else None
+        state = {"events": 0, "next": 0.0}
 
         def tick(lines: int) -> None:
-            if lines % 10_000 == 0:
-                self._bar.update(task, completed=lines)
+            state["events"] += 1
+            if state["events"] % self.EVERY:
+                return
+            now = time.monotonic()
+            if now < state["next"]:
+                return
+            state["next"] = now + self.SECONDS
+            position = offset.position() if offset is not None else None
+            if position is None:
+                self._bar.update(task, lines=lines)
+            else:
+                self._bar.update(task, lines=lines, completed=min(position, size))
 
         return tick
 
     def __exit__(self, *exc) -> None:
         if self._bar is not None:
             self._bar.__exit__(*exc)
+
+
+def _regular_size(path: Path | None) -> int | None:
+    try:
+        info = path.stat() if path is not None else None
+    except OSError:
+        return None
+    return info.st_size if info is not None and stat.S_ISREG(info.st_mode) else None
+
+
+class _ReadOffset:
+    """How far this process has read a file: the ``pos`` of the descriptor that has it
+    open (Linux /proc/self/fdinfo; at most one read buffer ahead of the parser)."""
+
+    def __init__(self, path: Path) -> None:
+        self.target = str(path.resolve())
+        self.fd: int | None = None
+
+    def position(self) -> int | None:
+        if self.fd is None:
+            self.fd = self._find()
+            if self.fd is None:
+                return None
+        try:
+            with open(f"/proc/self/fdinfo/{self.fd}", encoding="ascii") as handle:
+                return int(handle.readline().split()[1])  # first line: "pos:\t<offset>"
+        except (OSError, ValueError, IndexError):
+            self.fd = None
+            return None
+
+    def _find(self) -> int | None:
+        try:
+            for name in os.listdir("/proc/self/fd"):
+                if os.readlink(f"/proc/self/fd/{name}") == self.target:
+                    return int(name)
+        except OSError:
+            return None
+        return None

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from taxi_rsp.errors import UserError
-from taxi_rsp.runner import RunConfig, run
+from taxi_rsp.runner import DEFAULT_QUERIES, RunConfig, run
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -24,9 +24,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--stream-iri", metavar="IRI", help="the stream IRI of --stream (default: the one the queries read)")
     parser.add_argument("--format", choices=("csv", "json"), default="csv",
                         help="SELECT results of --stream runs: csv, or json (SPARQL 1.1 JSON results per line)")
-    parser.add_argument("--out", type=Path, required=True, help="output folder")
+    parser.add_argument("--out", type=Path, required=True, help="output folder (created if missing)")
+    parser.add_argument("--force", action="store_true",
+                        help="remove output-like files in --out that this run does not write (without it, the "
+                        "run refuses to start; outputs an earlier run's summary.json names are removed anyway)")
     parser.add_argument("--query", action="append", dest="queries", metavar="NAME_OR_PATH",
-                        help="query name in queries/ (q1, q2) or a .cqels file; repeat for several (default q1)")
+                        help="query name in queries/ (q1, q2) or a .cqels file; repeat for several "
+                        "(default for a taxi CSV: q1 and q2, the DEBS Mixed workload)")
     parser.add_argument("--q1-window", type=int, metavar="MIN", help="Q1 window in minutes (default 30)")
     parser.add_argument("--q2-windows", metavar="PROFIT,EMPTY", help="Q2 windows in minutes (default 15,30)")
     parser.add_argument("--param", action="append", default=[], metavar="[QUERY.]NAME=VALUE",
@@ -90,12 +94,13 @@ def main(args: argparse.Namespace) -> int:
     config = RunConfig(
         input=args.input,
         out=args.out,
-        queries=args.queries or ["q1"],
+        queries=args.queries or list(DEFAULT_QUERIES),
         params=parse_params(args),
         static=args.static,
         progress=not args.no_progress,
         explain=args.explain,
         rss_checkpoints=parse_line_counts(args.rss_at),
+        force=args.force,
     )
     if args.spark:
         from taxi_rsp.scaleout import run_spark  # imported here: Spark is slow to load

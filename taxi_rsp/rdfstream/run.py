@@ -44,6 +44,7 @@ class StreamRunConfig:
     stream_format: str | None = None  # "graphs" | "triples"; None: from the suffix
     result_format: str = "csv"  # "csv" | "json" (SELECT results)
     explain: bool = False
+    force: bool = False  # remove output-like files in ``out`` this run does not write
 
 
 def stream_format(path: Path, requested: str | None) -> str:
@@ -101,6 +102,7 @@ def run_stream(config: StreamRunConfig, report: Callable[[str], None] = lambda l
             if config.explain:
                 report(query.explain())
         iri = _stream_iri(engine, config.stream_iri)
+        outputs.claim(config.force, protect=[config.stream, *config.static])
         stats = StreamStats()
         started = time.perf_counter()
         for event in open_stream(config.stream, fmt, engine.dictionary, engine.dictionary.encode(IRI(iri)), stats):
@@ -155,6 +157,7 @@ def main(args: argparse.Namespace, params: dict[str, dict[str, str]]) -> int:
         stream_iri=args.stream_iri,
         result_format=args.format,
         explain=args.explain,
+        force=args.force,
     )
     if not config.queries:
         raise UserError("--stream needs at least one --query")
