@@ -10,8 +10,10 @@ machine often has ``java`` on PATH but no ``JAVA_HOME``.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -84,10 +86,32 @@ def spark_session(master: str = DEFAULT_MASTER, app_name: str = "taxi-rsp-baseli
     except Exception as exc:  # the JVM failed to start: report why in one line
         raise UserError(f"could not start Spark ({master}): {str(exc).splitlines()[0]}; {JAVA_FIX}") from exc
     session.sparkContext.setLogLevel("ERROR")
+    _plain_interrupts()
     if not master.startswith("local"):
         # Cluster executors run the checks and recomputes: ship them this package.
         session.sparkContext.addPyFile(str(_package_zip()))
     return session
+
+
+def _plain_interrupts() -> None:
+    """Ctrl-C as a plain KeyboardInterrupt (the CLI prints one line and exits 130).
+
+    PySpark's own SIGINT handler calls into the JVM from inside a py4j call that is
+    waiting for it (a reentrant read: two tracebacks), and py4j then logs the interrupt
+    with a traceback on the root logger; both are replaced or filtered here. Leaving a
+    job running does no harm: the JVM exits with this process."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    root = logging.getLogger()
+    if not any(isinstance(f, _Py4jInterruptFilter) for f in root.filters):
+        root.addFilter(_Py4jInterruptFilter())
+
+
+class _Py4jInterruptFilter(logging.Filter):
+    """Drops py4j's "... while sending command." records (logged on the root logger)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not ("py4j" in record.pathname and "while sending command" in record.getMessage())
 
 
 def start_quiet_jvm(builder) -> None:  # noqa: ANN001 - SparkSession.Builder
