@@ -27,6 +27,7 @@ from listener import (
     NQuadsResultWriter,
     delay_stats,
 )
+from listener.sparql_json import SparqlJsonResultWriter
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.errors import UserError
 from taxi_rsp.rdf.events import GraphEvent
@@ -88,6 +89,7 @@ class RunConfig:
     explain: bool = False
     rss_checkpoints: tuple[int, ...] = RSS_CHECKPOINTS  # line counts at which peak RSS is recorded
     force: bool = False  # remove output-like files in ``out`` that this run does not write
+    result_format: str = "csv"  # SELECT results of non-DEBS queries: "csv" or "json" (SPARQL JSON lines)
 
 
 def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) -> dict:
@@ -107,7 +109,8 @@ def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) ->
         for source in sources:
             params = {**config.params.get("*", {}), **config.params.get(source.name, {})}
             query = engine.register(source.text, source.name, params, source=str(source.path))
-            writers[source.name] = _writer_for(source, query, outputs)
+            require_stream(source, query)
+            writers[source.name] = _writer_for(source, query, outputs, config.result_format)
             query.listeners.append(writers[source.name])
             if config.explain:
                 report(query.explain())
@@ -254,7 +257,16 @@ def _minutes(ms: int) -> str:
     return f"{ms / 60_000:g} min"
 
 
-def _writer_for(source: QuerySource, query, outputs: AtomicOutputs):
+def require_stream(source: QuerySource, query) -> None:
+    """A query without a STREAM pattern is never triggered by the stream: it would run
+    to the end and emit nothing. Say so instead (docs/semantics.md)."""
+    if not query.streams:
+        raise UserError(f"{source.path}: the query reads no STREAM, so no event ever triggers it: it is a "
+                        "one-shot query over the static data, which `taxi-rsp run` does not answer; put the "
+                        "stream part in STREAM <iri> [RANGE …] { … }")
+
+
+def _writer_for(source: QuerySource, query, outputs: AtomicOutputs, result_format: str = "csv"):
     listener = source.listener
     if listener is not None:
         profile = PROFILES.get(listener)
@@ -266,11 +278,13 @@ def _writer_for(source: QuerySource, query, outputs: AtomicOutputs):
             raise UserError(f"{source.path}: {exc}") from None
     if query.logical.form == "CONSTRUCT":
         return NQuadsResultWriter(outputs.open(f"{source.name}.nq"))
+    if result_format == "json":
+        return SparqlJsonResultWriter(outputs.open(f"{source.name}.jsonl"), query.columns, query.logical.ordered)
     return CsvResultWriter(outputs.open(f"{source.name}.csv"), query.columns, query.logical.ordered)
 
 
 def _summary(stats, writers: dict, exec_seconds: float, engine: Engine) -> dict:
-    return {
+    summary = {
         "lines_read": stats.lines_read,
         "accepted": stats.accepted,
         "rejected": dict(stats.rejected),
@@ -282,6 +296,14 @@ def _summary(stats, writers: dict, exec_seconds: float, engine: Engine) -> dict:
         "delay_ms": {name: delay_stats(getattr(w, "delays_ms", [])) for name, w in writers.items()},
         "engine_state_rows": {q.name: q.state_size() for q in engine.queries},
     }
+    # The DEBS counters (SPEC §1 grid outliers, profit exclusions) mean something only
+    # next to a DEBS query; other queries report how many instants they answered.
+    if not any(isinstance(w, DebsTopKWriter) for w in writers.values()):
+        del summary["outliers"], summary["profit_excluded"]
+    reports = {name: w.reports for name, w in writers.items() if hasattr(w, "reports")}
+    if reports:
+        summary["reports"] = reports
+    return summary
 
 
 class _progress:

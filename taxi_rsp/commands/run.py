@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 from pathlib import Path
 
@@ -23,7 +24,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "(timestamped N-Triples); see taxi_rsp.rdfstream")
     parser.add_argument("--stream-iri", metavar="IRI", help="the stream IRI of --stream (default: the one the queries read)")
     parser.add_argument("--format", choices=("csv", "json"), default="csv",
-                        help="SELECT results of --stream runs: csv, or json (SPARQL 1.1 JSON results per line)")
+                        help="SELECT results of queries without a DEBS @listener: csv, or json (SPARQL 1.1 JSON "
+                        "results, one document per line, in <query>.jsonl)")
     parser.add_argument("--out", type=Path, required=True, help="output folder (created if missing)")
     parser.add_argument("--force", action="store_true",
                         help="remove output-like files in --out that this run does not write (without it, the "
@@ -89,8 +91,8 @@ def main(args: argparse.Namespace) -> int:
         from taxi_rsp.rdfstream.run import main as run_stream_main
 
         return run_stream_main(args, parse_params(args))
-    if args.format != "csv" or args.stream_iri is not None:
-        raise UserError("--format and --stream-iri apply to --stream runs only")
+    if args.stream_iri is not None:
+        raise UserError("--stream-iri applies to --stream runs only")
     config = RunConfig(
         input=args.input,
         out=args.out,
@@ -101,6 +103,7 @@ def main(args: argparse.Namespace) -> int:
         explain=args.explain,
         rss_checkpoints=parse_line_counts(args.rss_at),
         force=args.force,
+        result_format=args.format,
     )
     if args.spark:
         from taxi_rsp.scaleout import run_spark  # imported here: Spark is slow to load
@@ -110,15 +113,40 @@ def main(args: argparse.Namespace) -> int:
         raise UserError("--master and --partitions need --spark")
     else:
         summary = run(config, report=print)
+    print_summary(summary, args.out)
+    for warning in summary.get("warnings", []):
+        print(f"taxi-rsp run: warning: {warning}", file=sys.stderr)
+    if summary["lines_read"] and not summary["accepted"]:
+        raise UserError(f"no line of {args.input} was accepted: {first_rejects(args.out / 'rejects.csv')}; "
+                        f"see {args.out / 'rejects.csv'}")
+    return 0
+
+
+def print_summary(summary: dict, out: Path) -> None:
+    """The run in a few lines: counts and speed, then one line per query (output lines,
+    reports for non-DEBS queries, delay mean and p99)."""
     rejected = sum(summary["rejected"].values())
     cpu = f", {summary['cpu_seconds']:.2f} CPU s" if "cpu_seconds" in summary else ""
     print(f"read {summary['lines_read']:,} lines: {summary['accepted']:,} accepted, {rejected:,} rejected "
           f"in {summary['exec_seconds']:.2f} s ({summary['events_per_second'] or 0:,.0f} events/s{cpu})")
+    files = {path.stem: path.name for path in out.iterdir() if path.suffix in (".csv", ".nq", ".jsonl")}
     for name, count in summary["emitted"].items():
         delays = summary["delay_ms"][name]
-        delay_text = f", delay mean {delays['mean']:.3f} ms p99 {delays['p99']:.3f} ms" if delays["mean"] is not None else ""
-        print(f"  {name}: {count:,} lines -> {args.out / (name + '.csv')}{delay_text}")
-    print(f"  rejects -> {args.out / 'rejects.csv'}; summary -> {args.out / 'summary.json'}", file=sys.stdout)
-    for warning in summary.get("warnings", []):
-        print(f"taxi-rsp run: warning: {warning}", file=sys.stderr)
-    return 0
+        reports = summary.get("reports", {}).get(name)
+        what = f"{count:,} output lines, {reports:,} reports" if reports is not None else f"{count:,} lines"
+        delay_text = (f", delay mean {delays['mean']:.3f} ms p99 {delays['p99']:.3f} ms"
+                      if delays["mean"] is not None else "")
+        print(f"  {name}: {what} -> {out / files.get(name, name + '.csv')}{delay_text}")
+    print(f"  rejects -> {out / 'rejects.csv'}; summary -> {out / 'summary.json'}")
+
+
+def first_rejects(path: Path, count: int = 3) -> str:
+    """The first rejected lines as ``line N: reason``, for a one-line message."""
+    import csv
+
+    try:
+        with path.open(encoding="utf-8", newline="") as handle:
+            rows = list(itertools.islice(csv.reader(handle), 1, count + 1))
+    except OSError:
+        return "see rejects.csv"
+    return ", ".join(f"line {row[0]}: {row[1]}" for row in rows if len(row) >= 2) or "see rejects.csv"
