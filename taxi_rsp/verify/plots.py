@@ -142,16 +142,15 @@ def window_sweep(pairs: Sequence[Pair], footer: str, flagged: set[str] | frozens
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
     windows = [p.workload.q1_window for p in pairs]
     for side in ("engine", "baseline"):
-        runs = [getattr(p, side) for p in pairs]
-        if any(r is None for r in runs):
+        runs = [p.engines if side == "engine" else p.baselines for p in pairs]
+        if any(not r for r in runs):
             continue
         for query in ("q1", "q2"):
-            means = [r.summary["delay_ms"][query]["mean"] or np.nan for r in runs]
+            means = [_median_of(r, lambda run: run.summary["delay_ms"][query]["mean"]) for r in runs]
             left.plot(windows, means, STYLES[side], marker="o", color=COLORS[query], label=f"{side} {query}")
-        seconds = [median(r.summary["exec_seconds"] for r in (p.engines if side == "engine" else p.baselines))
-                   for p in pairs]
-        right.plot(windows, seconds, STYLES[side], marker="o", color="black", label=side)
-    for ax, ylabel in ((left, "mean delay (ms, log)"), (right, "execution time (s, median)")):
+        seconds = [_median_of(r, lambda run: run.summary["exec_seconds"]) for r in runs]
+        right.plot(windows, seconds, STYLES[side], marker="s", color="black", label=f"{side} exec")
+    for ax, ylabel in ((left, "mean delay (ms, median of runs, log)"), (right, "execution time (s, median, log)")):
         ax.set_xscale("log", base=2)
         ax.set_xticks(windows, [str(w) for w in windows])
         ax.set_xlabel("Q1 window (min); Q2 windows W/2 and W")
@@ -162,4 +161,10 @@ def window_sweep(pairs: Sequence[Pair], footer: str, flagged: set[str] | frozens
                 ax.axvspan(pair.workload.q1_window / 1.2, pair.workload.q1_window * 1.2, color="#f4c7c3", alpha=0.6,
                            zorder=0, label="window > data")
     left.set_yscale("log")
+    right.set_yscale("log")
     return _finish(fig, footer, _legend_below(fig, [left, right]))
+
+
+def _median_of(runs, value) -> float:  # noqa: ANN001 - RunResults and a getter
+    present = [v for v in map(value, runs) if v is not None]
+    return median(present) if present else np.nan
