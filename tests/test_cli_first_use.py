@@ -255,3 +255,40 @@ def test_missing_extra_is_a_one_line_hint(small: Path, tmp_path: Path, command, 
     assert result.returncode == 2
     err = result.stderr.strip()
     assert len(err.splitlines()) == 1 and f"pip install 'taxi-rsp[{extra}]'" in err, err
+
+
+def test_baseline_refuses_unknown_outputs_before_starting_spark(small: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "old.csv").write_text("x\n")
+    started = time.monotonic()
+    result = taxi_rsp("baseline", small, "--out", out)
+    assert result.returncode == 2 and "old.csv" in result.stderr and "--force" in result.stderr
+    assert time.monotonic() - started < 60  # no JVM was started for a refusal
+
+
+# --- 5. Progress ----------------------------------------------------------------------------
+
+def test_progress_on_a_terminal_shows_percentage_and_eta(tmp_path: Path) -> None:
+    """On a terminal (a pseudo-terminal here) the progress line is redrawn while the run goes."""
+    import pty
+
+    leader, follower = pty.openpty()
+    env = {**os.environ, "TERM": "xterm", "COLUMNS": "120"}
+    process = subprocess.Popen([*CLI, "run", str(SAMPLE), "--out", str(tmp_path / "out")], stdin=follower,
+                               stdout=follower, stderr=follower, env=env, close_fds=True)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 65536)
+        except OSError:  # the run ended: the pty closed
+            break
+        if not data:
+            break
+        chunks.append(data)
+    process.wait(timeout=600)
+    os.close(leader)
+    text = b"".join(chunks).decode("utf-8", "replace")
+    assert process.returncode == 0, text[-2000:]
+    assert "lines" in text and "%" in text and "ETA" in text, text[-2000:]
