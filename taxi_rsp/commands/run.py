@@ -105,6 +105,8 @@ def main(args: argparse.Namespace) -> int:
         force=args.force,
         result_format=args.format,
     )
+    if args.spark and args.format != "csv":
+        raise UserError("--format json is not available with --spark (its chunks are joined as CSV)")
     if args.spark:
         from taxi_rsp.scaleout import run_spark  # imported here: Spark is slow to load
 
