@@ -75,7 +75,8 @@ def test_plots_render_in_headless_chromium(report: Path, tmp_path: Path) -> None
     # A copy of the page with a probe that records each plot's decoded pixel size.
     probe = ("<script>window.addEventListener('load',()=>{document.body.setAttribute('data-plots',"
              "[...document.querySelectorAll('img.plot')].map(i=>i.complete?i.naturalWidth+'x'+i.naturalHeight:'0x0')"
-             ".join(' '));});</script>")
+             ".join(' '));document.body.setAttribute('data-tables',[...document.querySelectorAll('table')]"
+             ".map(t=>t.querySelectorAll('tbody tr').length).join(' '));});</script>")
     page = tmp_path / "probe.html"
     page.write_text((report / "report.html").read_text(encoding="utf-8").replace("</body>", probe + "</body>"),
                     encoding="utf-8")
@@ -88,3 +89,5 @@ def test_plots_render_in_headless_chromium(report: Path, tmp_path: Path) -> None
     sizes = [tuple(int(v) for v in s.split("x")) for s in match.group(1).split()]
     assert len(sizes) == len(FIGURES)
     assert all(w >= 400 and h >= 200 for w, h in sizes), sizes
+    tables = re.search(r'data-tables="([^"]*)"', dom)
+    assert tables and [int(n) for n in tables.group(1).split()] == [4, 1]  # Table 1: 4 rows; the sweep: 1
