@@ -30,6 +30,7 @@ from listener import (
 from listener.sparql_json import SparqlJsonResultWriter
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.errors import UserError
+from taxi_rsp.procfs import ReadOffset
 from taxi_rsp.rdf.events import GraphEvent
 
 
@@ -338,7 +339,7 @@ class _progress:
         self._bar = Progress(*columns, transient=True, refresh_per_second=4)
         self._bar.__enter__()
         task = self._bar.add_task("feeding", total=size or None, lines=0)
-        offset = _ReadOffset(self.path) if size else None
+        offset = ReadOffset(self.path) if size else None
         state = {"events": 0, "next": 0.0}
 
         def tick(lines: int) -> None:
@@ -368,33 +369,3 @@ def _regular_size(path: Path | None) -> int | None:
     except OSError:
         return None
     return info.st_size if info is not None and stat.S_ISREG(info.st_mode) else None
-
-
-class _ReadOffset:
-    """How far this process has read a file: the ``pos`` of the descriptor that has it
-    open (Linux /proc/self/fdinfo; at most one read buffer ahead of the parser)."""
-
-    def __init__(self, path: Path) -> None:
-        self.target = str(path.resolve())
-        self.fd: int | None = None
-
-    def position(self) -> int | None:
-        if self.fd is None:
-            self.fd = self._find()
-            if self.fd is None:
-                return None
-        try:
-            with open(f"/proc/self/fdinfo/{self.fd}", encoding="ascii") as handle:
-                return int(handle.readline().split()[1])  # first line: "pos:\t<offset>"
-        except (OSError, ValueError, IndexError):
-            self.fd = None
-            return None
-
-    def _find(self) -> int | None:
-        try:
-            for name in os.listdir("/proc/self/fd"):
-                if os.readlink(f"/proc/self/fd/{name}") == self.target:
-                    return int(name)
-        except OSError:
-            return None
-        return None

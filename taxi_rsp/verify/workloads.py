@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from taxi_rsp.errors import UserError
+from taxi_rsp.procfs import ReadOffset
 from taxi_rsp.verify.compare import compare_folders
 from taxi_rsp.verify.delays import read_delays
 from taxi_rsp.verify.rss import PeakRss
@@ -108,7 +109,7 @@ def run_engine(input_path: Path, folder: Path, workload: Workload, bytes_per_lin
         command = [sys.executable, "-m", "taxi_rsp", "run", str(input_path), "--out", str(folder),
                    "--no-progress", "--force", *workload.args()]
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        size = input_path.stat().st_size
+        size, offset = input_path.stat().st_size, ReadOffset(input_path, process.pid)
         started, samples, last = time.perf_counter(), [], None
         while process.poll() is None:
             time.sleep(SAMPLE_SECONDS)
@@ -117,7 +118,8 @@ def run_engine(input_path: Path, folder: Path, workload: Workload, bytes_per_lin
                 samples.append((round(now, 3), (chars - last[1]) / (now - last[0]) / bytes_per_line))
             if chars is not None:
                 last = (now, chars)
-                progress(min(1.0, chars / size) if size else None)  # rchar counts module reads too: an estimate
+            position = offset.position()
+            progress(min(1.0, position / size) if position is not None and size else None)
         if process.returncode != 0:
             raise UserError(f"engine run failed ({workload.name}): {process.stderr.read().strip()[-300:]}")
         (folder / "throughput.json").write_text(json.dumps(samples))
