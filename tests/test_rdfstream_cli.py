@@ -122,7 +122,7 @@ def test_fed_nquads_give_the_csv_runs_top_lists(tmp_path: Path, sample_20d: Path
     (["run", "--stream", "{w}/stream.tnt", "--out", "{tmp}/o"], "at least one --query"),
     (["run", "--stream", "{w}/dblp.nt", "--query", "{q}/q1.cqels", "--out", "{tmp}/o"], "cannot tell the stream format"),
     (["run", "--stream", "{w}/none.tnt", "--query", "{q}/q1.cqels", "--out", "{tmp}/o"], "does not exist"),
-    (["run", "{sample}", "--format", "json", "--out", "{tmp}/o"], "apply to --stream runs only"),
+    (["run", "{sample}", "--stream-iri", "http://example.org/s", "--out", "{tmp}/o"], "applies to --stream runs only"),
     (["run", "--stream", "{tmp}/bad.tnt", "--query", "{q}/q3.cqels", "--out", "{tmp}/o"], "bad.tnt:3:104: out of order"),
     (["run", "--stream", "{w}/stream.tnt", "--static", "{tmp}/bad.nt", "--query", "{q}/q3.cqels", "--out", "{tmp}/o"],
      "bad.nt:1:"),
