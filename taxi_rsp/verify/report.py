@@ -19,7 +19,7 @@ import html
 import os
 import re
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -245,8 +245,7 @@ TABLE1_NOTE = ("Medians over {repeat} run(s) of each side, ranges min–max in b
                "is end to end, the baseline's is compute only.")
 
 
-def write_report(out: Path, pairs: Sequence[Pair], sweep: Sequence[Pair], context: Context,
-                 log: Callable[[str], None] = lambda line: None) -> list[Path]:
+def write_report(out: Path, pairs: Sequence[Pair], sweep: Sequence[Pair], context: Context) -> list[Path]:
     """Write report.md (figures as PNG files next to it) and a self-contained report.html."""
     figures = make_figures(pairs, sweep, context)
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
