@@ -116,9 +116,10 @@ def main(args: argparse.Namespace) -> int:
     else:
         summary = run(config, report=print)
     print_summary(summary, args.out)
-    for warning in summary.get("warnings", []):
+    nothing_accepted = summary["lines_read"] and not summary["accepted"]
+    for warning in summary.get("warnings", []) if not nothing_accepted else ():  # the error below says it
         print(f"taxi-rsp run: warning: {warning}", file=sys.stderr)
-    if summary["lines_read"] and not summary["accepted"]:
+    if nothing_accepted:
         raise UserError(f"no line of {args.input} was accepted: {first_rejects(args.out / 'rejects.csv')}; "
                         f"see {args.out / 'rejects.csv'}")
     return 0
