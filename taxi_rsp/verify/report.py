@@ -184,7 +184,7 @@ def make_figures(pairs: Sequence[Pair], sweep: Sequence[Pair], context: Context)
                "panel per workload, first run.", plots.delay_over_stream(pairs, footer)),
         Figure("throughput", "Throughput", "Input lines per second of execution time (bars: median of the "
                "runs, whiskers: min–max); when a run was long enough, the engine's read rate over wall time "
-               "(from /proc every 0.5 s).", plots.throughput(pairs, footer)),
+               "(bytes read per /proc/PID/io every 0.5 s; the first samples include loading Python modules).", plots.throughput(pairs, footer)),
     ]
     if sweep:
         flagged = flagged_windows(sweep)
