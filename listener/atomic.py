@@ -11,9 +11,11 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TextIO
 
+from listener.stale import earlier_run, stale_outputs
 from taxi_rsp.errors import UserError
 
 
@@ -72,6 +74,21 @@ class AtomicOutputs:
             raise UserError(f"output folder {directory} is not writable")
         self._open: dict[str, _OutputFile] = {}
         self._renamed: list[Path] = []
+        self._earlier = earlier_run(directory)  # read before open() removes the earlier summary
+        self._earlier_summary = _read_bytes(directory / "summary.json")
+        self._stale: list[Path] = []
+        self.removed: list[str] = []  # stale outputs of an earlier run removed by the commit
+
+    def claim(self, force: bool = False, protect: Iterable[Path] = ()) -> None:
+        """Call once every output is open: the earlier outputs this run does not rewrite
+        go at commit; unknown ones refuse the run unless ``force`` (see
+        :mod:`listener.stale`). A refused run leaves the folder as it found it."""
+        try:
+            self._stale = stale_outputs(self.directory, self._open, self._earlier, force, protect)
+        except UserError:
+            if self._earlier_summary is not None:
+                (self.directory / "summary.json").write_bytes(self._earlier_summary)
+            raise
 
     def partial_path(self, name: str) -> Path:
         return self.directory / f".{name}.partial"
@@ -108,6 +125,9 @@ class AtomicOutputs:
                     os.replace(self.partial_path(name), self.directory / name)
                     self._renamed.append(self.directory / name)
             if summary is not None:
+                for path in self._stale:  # before the summary: a folder with one holds this run only
+                    path.unlink(missing_ok=True)
+                    self.removed.append(path.name)
                 os.replace(self.partial_path(summary_name), self.directory / summary_name)
         except OSError as exc:
             raise OutputError(f"cannot rename the outputs in {self.directory}: {exc.strerror}") from exc
@@ -125,3 +145,10 @@ class AtomicOutputs:
             path.unlink(missing_ok=True)
         self._open.clear()
         self._renamed.clear()
+
+
+def _read_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import csv
 import itertools
+import time
+from array import array
 from typing import TextIO
 
 from listener.formats import timestamp
@@ -22,6 +24,25 @@ def _lexical(term: object) -> str:
     return str(term)
 
 
+class _Counts:
+    """What every generic writer records for the summary: output lines (``emitted``,
+    rows of data, headers excluded), reports (one per instant the query answered) and the
+    SPEC §5 delay of each report an arriving event triggered (from reading the event's
+    line to writing its report; expiry-triggered reports have none, as in the DEBS files)."""
+
+    def __init__(self) -> None:
+        self.emitted = 0
+        self.reports = 0
+        self.delays_ms = array("d")
+
+    def _reported(self, output: QueryOutput) -> None:
+        self.reports += 1
+        event = output.trigger.event
+        read_ns = getattr(getattr(event, "meta", None), "read_ns", None)
+        if read_ns is not None:
+            self.delays_ms.append((time.perf_counter_ns() - read_ns) / 1e6)
+
+
 def _instant(time: int) -> str:
     """``YYYY-MM-DD HH:MM:SS``, with ``.mmm`` when the instant is not a whole second
     (RDF streams such as the ISWC RFID stream have millisecond timestamps)."""
@@ -29,7 +50,7 @@ def _instant(time: int) -> str:
     return text if time % 1000 == 0 else f"{text}.{time % 1000:03d}"
 
 
-class CsvResultWriter:
+class CsvResultWriter(_Counts):
     """SELECT results as CSV: ``time,trigger,change,rank,<variables...>``.
 
     Ordered queries write their whole (changed) result with ranks; others write the
@@ -38,9 +59,9 @@ class CsvResultWriter:
 
     def __init__(self, out: TextIO, columns: tuple[str, ...], ordered: bool) -> None:
         self.writer = csv.writer(out, lineterminator="\n")
+        super().__init__()
         self.writer.writerow(["time", "trigger", "change", "rank", *columns])
         self.ordered = ordered
-        self.emitted = 0
 
     def __call__(self, output: QueryOutput) -> None:
         when = _instant(output.trigger.time)
@@ -49,24 +70,27 @@ class CsvResultWriter:
             rows = output.terms()
             if not rows:
                 self.writer.writerow([when, trigger, "=", "", *([""] * len(output.columns))])
+                self.emitted += 1
             for rank, row in enumerate(rows, 1):
                 self.writer.writerow([when, trigger, "=", rank, *map(_lexical, row)])
+            self.emitted += len(rows)
         else:
             for sign, rows in (("+", output.terms()), ("-", output.terms(output.deleted))):
                 for row in rows:
                     self.writer.writerow([when, trigger, sign, "", *map(_lexical, row)])
-        self.emitted += 1
+                self.emitted += len(rows)
+        self._reported(output)
 
 
-class NQuadsResultWriter:
+class NQuadsResultWriter(_Counts):
     """CONSTRUCT results as an RDF stream: one named graph per instant, stamped with
     ``prov:generatedAtTime`` in the default graph."""
 
     def __init__(self, out: TextIO, graph_prefix: str = "urn:taxi-rsp:result:") -> None:
+        super().__init__()
         self.out = out
         self.prefix = graph_prefix
         self._numbers = itertools.count(1)
-        self.emitted = 0
 
     def __call__(self, output: QueryOutput) -> None:
         graph = IRI(f"{self.prefix}{next(self._numbers)}")
@@ -74,4 +98,5 @@ class NQuadsResultWriter:
             self.out.write(f"{s.n3()} {p.n3()} {o.n3()} {graph.n3()} .\n")
         stamp = Literal(DateTime(output.trigger.time).isoformat(), XSD_DATETIME)
         self.out.write(f"{graph.n3()} <{PROV_GENERATED_AT}> {stamp.n3()} .\n")
-        self.emitted += 1
+        self.emitted += len(output.triples) + 1
+        self._reported(output)

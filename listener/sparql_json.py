@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
+from listener.generic import _Counts
 from taxi_rsp.engine.query import QueryOutput
 from taxi_rsp.rdf.namespaces import XSD_STRING
 from taxi_rsp.rdf.terms import IRI, BNode, DateTime, Literal, Term
@@ -40,14 +41,14 @@ def binding_json(term: Term) -> dict[str, str]:
     raise TypeError(f"not an RDF term: {term!r}")
 
 
-class SparqlJsonResultWriter:
+class SparqlJsonResultWriter(_Counts):
     """Listener writing one SPARQL 1.1 JSON results document per report and change."""
 
     def __init__(self, out: TextIO, columns: tuple[str, ...], ordered: bool) -> None:
+        super().__init__()
         self.out = out
         self.columns = columns
         self.ordered = ordered
-        self.emitted = 0
 
     def _document(self, output: QueryOutput, change: str, rows: list[tuple]) -> str:
         bindings = [
@@ -64,8 +65,10 @@ class SparqlJsonResultWriter:
     def __call__(self, output: QueryOutput) -> None:
         if self.ordered:
             self.out.write(self._document(output, "=", output.rows))
+            self.emitted += 1
         else:
             for change, rows in (("+", output.rows), ("-", output.deleted)):
                 if rows:
                     self.out.write(self._document(output, change, rows))
-        self.emitted += 1
+                    self.emitted += 1
+        self._reported(output)

@@ -19,20 +19,31 @@ from collections.abc import Sequence
 
 from taxi_rsp import __version__, commands
 from taxi_rsp.errors import UserError
+from taxi_rsp.extras import missing_extra_hint
+
+DEBUG_HELP = "on an error, show the Python traceback after the one-line message"
+ENVIRONMENT = """environment variables:
+  JAVA_HOME              Java 17 for Spark (default: the `java` on PATH)
+  TAXI_RSP_SPARK_MEMORY  Spark driver memory of local runs (default 2g)
+  TAXI_RSP_JOIN_ROUTING  engine join routing: adaptive (default), fixed or binary
+  TAXI_RSP_VM_ACCEL      `auto` VM accelerator: tcg (default) or kvm
+  SOURCE_DATE_EPOCH      timestamp of a reproducible `vm build`"""
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="taxi-rsp",
         description="CQELS RDF stream processing for the DEBS 2015 taxi challenge.",
+        epilog=ENVIRONMENT,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"taxi-rsp {__version__}")
-    parser.add_argument("--debug", action="store_true",
-                        help="on an error, show the Python traceback after the one-line message")
+    parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
         module = importlib.import_module(f"{commands.__name__}.{info.name}")
         module.register(subparsers)
+    _add_debug_everywhere(subparsers)
     return parser
 
 
@@ -49,6 +60,16 @@ def _terminate(signum: int, frame: object) -> None:
     raise Terminated(signum)
 
 
+def _add_debug_everywhere(subparsers: argparse._SubParsersAction) -> None:
+    """``--debug`` after the sub-command too (``taxi-rsp run … --debug``). SUPPRESS as the
+    default keeps a ``--debug`` given before the sub-command from being reset."""
+    for sub in subparsers.choices.values():
+        sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
+        for action in sub._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                _add_debug_everywhere(action)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -63,6 +84,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except UserError as exc:
         return _error(args, str(exc))
+    except ModuleNotFoundError as exc:  # an optional dependency of this command is not installed
+        hint = missing_extra_hint(exc.name)
+        if hint is None:
+            raise
+        return _error(args, hint)
     except BrokenPipeError:  # e.g. `taxi-rsp run ... | head`: the reader left, not an error
         sys.stderr.close()
         return 0

@@ -27,8 +27,10 @@ from listener import (
     NQuadsResultWriter,
     delay_stats,
 )
+from listener.sparql_json import SparqlJsonResultWriter
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.errors import UserError
+from taxi_rsp.procfs import ReadOffset
 from taxi_rsp.rdf.events import GraphEvent
 from taxi_rsp.rdf.namespaces import STREAMS
 
@@ -75,13 +77,14 @@ def resolve_query(name_or_path: str) -> QuerySource:
 
 
 RSS_CHECKPOINTS = (200_000, 1_000_000, 2_000_000)
+DEFAULT_QUERIES = ("q1", "q2")  # the DEBS 2015 "Mixed" workload, as `taxi-rsp baseline` answers
 
 
 @dataclass
 class RunConfig:
     input: Path
     out: Path
-    queries: list[str] = field(default_factory=lambda: ["q1"])
+    queries: list[str] = field(default_factory=lambda: list(DEFAULT_QUERIES))
     params: dict[str, dict[str, str]] = field(default_factory=dict)  # query name ("*": all) -> params
     static: list[Path] = field(default_factory=list)
     progress: bool = False
@@ -91,6 +94,8 @@ class RunConfig:
     # Called with each registration warning (cross product, unfed stream) as soon as it is
     # known, before the run starts; all warnings also go to summary.json.
     warn: Callable[[str], None] | None = None
+    force: bool = False  # remove output-like files in ``out`` that this run does not write
+    result_format: str = "csv"  # SELECT results of non-DEBS queries: "csv" or "json" (SPARQL JSON lines)
 
 
 def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) -> dict:
@@ -110,7 +115,8 @@ def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) ->
         for source in sources:
             params = {**config.params.get("*", {}), **config.params.get(source.name, {})}
             query = engine.register(source.text, source.name, params, source=str(source.path))
-            writers[source.name] = _writer_for(source, query, outputs)
+            require_stream(source, query)
+            writers[source.name] = _writer_for(source, query, outputs, config.result_format)
             query.listeners.append(writers[source.name])
             if config.explain:
                 report(query.explain())
@@ -119,10 +125,11 @@ def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) ->
             if config.warn is not None:
                 config.warn(warning)
         rejects = outputs.open("rejects.csv")
+        outputs.claim(config.force, protect=[config.input, *config.static])
         feeder = Feeder(config.input, engine.dictionary, rejects)
         watch = _InputWatch(feeder, config.input, config.rss_checkpoints)
         started, cpu_started = time.perf_counter(), time.process_time()
-        with _progress(config.progress) as tick:
+        with _progress(config.progress, config.input) as tick:
             for event in watch.events():
                 engine.process(event)
                 tick(feeder.stats.lines_read)
@@ -136,6 +143,8 @@ def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) ->
         summary["peak_rss_mib"] = _peak_rss_mib()
         summary["warnings"] = registration + _warnings(engine, watch)
         outputs.commit("summary.json", json.dumps(summary, indent=2) + "\n")
+        if outputs.removed:
+            report(f"removed {', '.join(outputs.removed)} of an earlier run in {config.out}")
         return summary
     except BaseException:
         outputs.abort()
@@ -267,7 +276,16 @@ def _minutes(ms: int) -> str:
     return f"{ms / 60_000:g} min"
 
 
-def _writer_for(source: QuerySource, query, outputs: AtomicOutputs):
+def require_stream(source: QuerySource, query) -> None:
+    """A query without a STREAM pattern is never triggered by the stream: it would run
+    to the end and emit nothing. Say so instead (docs/semantics.md)."""
+    if not query.streams:
+        raise UserError(f"{source.path}: the query reads no STREAM, so no event ever triggers it: it is a "
+                        "one-shot query over the static data, which `taxi-rsp run` does not answer; put the "
+                        "stream part in STREAM <iri> [RANGE …] { … }")
+
+
+def _writer_for(source: QuerySource, query, outputs: AtomicOutputs, result_format: str = "csv"):
     listener = source.listener
     if listener is not None:
         profile = PROFILES.get(listener)
@@ -279,11 +297,13 @@ def _writer_for(source: QuerySource, query, outputs: AtomicOutputs):
             raise UserError(f"{source.path}: {exc}") from None
     if query.logical.form == "CONSTRUCT":
         return NQuadsResultWriter(outputs.open(f"{source.name}.nq"))
+    if result_format == "json":
+        return SparqlJsonResultWriter(outputs.open(f"{source.name}.jsonl"), query.columns, query.logical.ordered)
     return CsvResultWriter(outputs.open(f"{source.name}.csv"), query.columns, query.logical.ordered)
 
 
 def _summary(stats, writers: dict, exec_seconds: float, engine: Engine) -> dict:
-    return {
+    summary = {
         "lines_read": stats.lines_read,
         "accepted": stats.accepted,
         "rejected": dict(stats.rejected),
@@ -297,31 +317,75 @@ def _summary(stats, writers: dict, exec_seconds: float, engine: Engine) -> dict:
         # how each query ran: compiled operators, or reference ones (and why, see --explain)
         "operators": {q.name: [op.describe() for op in q.physical.operators] for q in engine.queries},
     }
+    # The DEBS counters (SPEC §1 grid outliers, profit exclusions) mean something only
+    # next to a DEBS query; other queries report how many instants they answered.
+    if not any(isinstance(w, DebsTopKWriter) for w in writers.values()):
+        del summary["outliers"], summary["profit_excluded"]
+    reports = {name: w.reports for name, w in writers.items() if hasattr(w, "reports")}
+    if reports:
+        summary["reports"] = reports
+    return summary
 
 
 class _progress:
-    """A rich progress line on a terminal (updated every 10,000 lines), else nothing."""
+    """A progress line on a terminal, redrawn every 0.5 s: lines read, the share of the
+    input file read so far (its read offset, from /proc/self/fdinfo) and an ETA; for a
+    pipe, whose size is unknown, lines and elapsed time only."""
 
-    def __init__(self, enabled: bool) -> None:
+    EVERY = 16  # events between two looks at the clock: cheap next to 16 events, and often enough
+    SECONDS = 0.5
+
+    def __init__(self, enabled: bool, path: Path | None = None) -> None:
         self.enabled = enabled and sys.stderr.isatty()
+        self.path = path
         self._bar = None
 
     def __enter__(self) -> Callable[[int], None]:
         if not self.enabled:
             return lambda lines: None
-        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+        from rich.progress import (
+            BarColumn,
+            Progress,
+            TaskProgressColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
-        self._bar = Progress(SpinnerColumn(), TextColumn("{task.completed:,} lines"), TimeElapsedColumn(),
-                             transient=True)
+        size = _regular_size(self.path)
+        columns = [TextColumn("{task.fields[lines]:,} lines"), TimeElapsedColumn()]
+        if size:
+            columns[1:1] = [BarColumn(), TaskProgressColumn(), TextColumn("ETA"), TimeRemainingColumn()]
+        self._bar = Progress(*columns, transient=True, refresh_per_second=4)
         self._bar.__enter__()
-        task = self._bar.add_task("feeding", total=None)
+        task = self._bar.add_task("feeding", total=size or None, lines=0)
+        offset = ReadOffset(self.path) if size else None
+        state = {"events": 0, "next": 0.0}
 
         def tick(lines: int) -> None:
-            if lines % 10_000 == 0:
-                self._bar.update(task, completed=lines)
+            state["events"] += 1
+            if state["events"] % self.EVERY:
+                return
+            now = time.monotonic()
+            if now < state["next"]:
+                return
+            state["next"] = now + self.SECONDS
+            position = offset.position() if offset is not None else None
+            if position is None:
+                self._bar.update(task, lines=lines)
+            else:
+                self._bar.update(task, lines=lines, completed=min(position, size))
 
         return tick
 
     def __exit__(self, *exc) -> None:
         if self._bar is not None:
             self._bar.__exit__(*exc)
+
+
+def _regular_size(path: Path | None) -> int | None:
+    try:
+        info = path.stat() if path is not None else None
+    except OSError:
+        return None
+    return info.st_size if info is not None and stat.S_ISREG(info.st_mode) else None

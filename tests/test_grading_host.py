@@ -54,6 +54,7 @@ def test_mmdebstrap_installs_wheels_offline(tmp_path: Path) -> None:
         assert package in include
     pip = next(a for a in command if "pip install" in a)
     assert "--no-index" in pip and "--find-links /opt/wheelhouse" in pip
+    assert pip.endswith("'taxi-rsp[vm]'")  # the Spark stack and polars: submissions may use them
     assert f"copy-in {tmp_path / 'queries'} /opt/taxi-rsp/lib/python3.11/site-packages" in command[
         command.index(pip) + 1:][1]
     assert command[-2:] == ["bookworm", str(tmp_path / "root")]

@@ -58,7 +58,8 @@ def test_select_results_csv_and_json_agree_and_both_stream_forms_agree(workload:
     assert table and table[0].keys() == {"time", "trigger", "change", "rank", "loc2", "locName", "noCoAuths"}
     summary = json.loads((tmp_path / "tnt" / "summary.json").read_text())
     assert summary["events"] == 300 and summary["static_triples"] == 400 + len((workload / "floorplan.nq").read_text().splitlines())
-    assert summary["emitted"]["q5"] == len({(r["time"], r["trigger"]) for r in table})
+    assert summary["reports"]["q5"] == len({(r["time"], r["trigger"]) for r in table})
+    assert summary["emitted"]["q5"] == len(table)  # output lines (rows), not reports
     from_json = []
     for line in (tmp_path / "json" / "q5.jsonl").read_text().splitlines():
         document = json.loads(line)
@@ -82,7 +83,7 @@ def test_construct_results_are_an_nquads_stream(workload: Path, tmp_path: Path) 
     graphs = [g for g in dataset.graphs() if str(g.identifier).startswith("urn:taxi-rsp:result:")]
     assert graphs and all(set(g.predicates()) == {reachable} for g in graphs)
     assert len(list(dataset.default_graph.triples((None, stamp, None)))) == len(graphs)
-    assert json.loads((tmp_path / "summary.json").read_text())["emitted"]["q2"] == len(graphs)
+    assert json.loads((tmp_path / "summary.json").read_text())["reports"]["q2"] == len(graphs)
 
 
 def test_fed_nquads_give_the_csv_runs_top_lists(tmp_path: Path, sample_20d: Path) -> None:
@@ -121,7 +122,7 @@ def test_fed_nquads_give_the_csv_runs_top_lists(tmp_path: Path, sample_20d: Path
     (["run", "--stream", "{w}/stream.tnt", "--out", "{tmp}/o"], "at least one --query"),
     (["run", "--stream", "{w}/dblp.nt", "--query", "{q}/q1.cqels", "--out", "{tmp}/o"], "cannot tell the stream format"),
     (["run", "--stream", "{w}/none.tnt", "--query", "{q}/q1.cqels", "--out", "{tmp}/o"], "does not exist"),
-    (["run", "{sample}", "--format", "json", "--out", "{tmp}/o"], "apply to --stream runs only"),
+    (["run", "{sample}", "--stream-iri", "http://example.org/s", "--out", "{tmp}/o"], "applies to --stream runs only"),
     (["run", "--stream", "{tmp}/bad.tnt", "--query", "{q}/q3.cqels", "--out", "{tmp}/o"], "bad.tnt:3:104: out of order"),
     (["run", "--stream", "{w}/stream.tnt", "--static", "{tmp}/bad.nt", "--query", "{q}/q3.cqels", "--out", "{tmp}/o"],
      "bad.nt:1:"),

@@ -279,13 +279,15 @@ def test_window_longer_than_the_data_warns(tmp_path: Path) -> None:
     assert len(json.loads((out / "summary.json").read_text())["warnings"]) == 2
 
 
-def test_only_bad_lines_warns(tmp_path: Path) -> None:
+def test_only_bad_lines_is_an_error_naming_the_reasons(tmp_path: Path) -> None:
+    """Issue 18: a run in which every line was rejected exits non-zero (outputs and
+    summary are still written, as for any complete run)."""
     data = tmp_path / "in.csv"
     data.write_text(BAD + "\n")
     result = cli("run", str(data), "--out", str(tmp_path / "out"))
-    assert result.returncode == 0
-    assert result.stderr.strip() == ("taxi-rsp run: warning: no line was accepted (see rejects.csv): "
-                                     "no trip reached the queries")
+    assert_one_line_error(result, f"no line of {data} was accepted: line 1: field_count")
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["warnings"] == [
+        "no line was accepted (see rejects.csv): no trip reached the queries"]
 
 
 # --- The Spark baseline -----------------------------------------------------------------------

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
 
+from listener.stale import earlier_run, stale_outputs
 from taxi_rsp.errors import UserError
 
 
@@ -18,7 +19,11 @@ class OutputFolder:
     holds a complete run; an older summary is removed as soon as a new run starts.
     """
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, writing: Sequence[str] = (), force: bool = False,
+                 protect: Sequence[Path] = ()) -> None:
+        """``writing``: the names this run writes; other output-like files in the folder are
+        an earlier run's (removed at commit) or refuse the run unless ``force``
+        (:mod:`listener.stale`)."""
         try:
             directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -26,6 +31,8 @@ class OutputFolder:
         if not os.access(directory, os.W_OK):
             raise UserError(f"output folder {directory} is not writable")
         self.directory = directory
+        self._stale = stale_outputs(directory, writing, earlier_run(directory), force, protect) if writing else []
+        self.removed: list[str] = []
         (directory / "summary.json").unlink(missing_ok=True)
         self._written: list[str] = []
 
@@ -42,6 +49,9 @@ class OutputFolder:
     def commit(self, summary_text: str) -> None:
         for name in self._written:
             os.replace(self._partial(name), self.directory / name)
+        for path in self._stale:  # before the summary: a folder with one holds this run only
+            path.unlink(missing_ok=True)
+            self.removed.append(path.name)
         summary = self._partial("summary.json")
         summary.write_text(summary_text, encoding="utf-8")
         os.replace(summary, self.directory / "summary.json")

@@ -59,13 +59,14 @@ Report = Callable[[str], None]
 
 
 def run_baseline(input_path: Path, out: Path, settings: BaselineSettings, spark: SparkSession,
-                 report: Report = lambda line: None) -> dict:
-    """Run the baseline on one file; returns the summary also written as summary.json."""
-    return run_batch([(input_path, out)], settings, spark, report)[0]
+                 report: Report = lambda line: None, force: bool = False) -> dict:
+    """Run the baseline on one file; returns the summary also written as summary.json.
+    ``force``: remove output-like files in ``out`` this run does not write (else refuse)."""
+    return run_batch([(input_path, out)], settings, spark, report, force)[0]
 
 
 def run_batch(jobs: Sequence[tuple[Path, Path]], settings: BaselineSettings, spark: SparkSession,
-              report: Report = lambda line: None) -> list[dict]:
+              report: Report = lambda line: None, force: bool = False) -> list[dict]:
     """Run the baseline on several (input file, output folder) pairs in one set of jobs."""
     for input_path, _ in jobs:
         if not input_path.is_file():
@@ -73,7 +74,8 @@ def run_batch(jobs: Sequence[tuple[Path, Path]], settings: BaselineSettings, spa
     unknown = sorted(set(settings.queries) - set(QUERY_COLUMNS))
     if unknown or not settings.queries:
         raise UserError(f"the baseline answers q1 and q2 only (got {', '.join(unknown) or 'none'})")
-    folders = [OutputFolder(out) for _, out in jobs]
+    writing = [*(f"{name}.csv" for name in settings.queries), "rejects.csv"]
+    folders = [OutputFolder(out, writing, force, protect=[input_path]) for input_path, out in jobs]
     try:
         started = time.perf_counter()
         read = read_trips(spark, [input_path.resolve() for input_path, _ in jobs])

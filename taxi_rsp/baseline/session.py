@@ -10,9 +10,13 @@ machine often has ``java`` on PATH but no ``JAVA_HOME``.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
+import signal
+import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,6 +26,11 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 DEFAULT_MASTER = "local[*]"
+LOG4J_CONFIG = Path(__file__).with_name("log4j2.properties")
+JAVA_OPTIONS = f"-Duser.timezone=UTC -Dlog4j2.configurationFile={LOG4J_CONFIG}"
+# Lines the JVM prints on every start that say nothing about this run.
+JVM_NOISE = ("WARNING: Using incubator modules", "Using Spark's default log4j profile",
+             "Setting default log level to", "To adjust logging level use")
 PROJECT_PACKAGES = ("taxi_rsp", "feeder", "listener")
 _SKIPPED_IN_ZIP = {"__pycache__", "samples"}  # bytecode; the bundled example data (MBs)
 JAVA_FIX = ("install a Java 17 runtime (Debian: `apt-get install -y openjdk-17-jre-headless`) "
@@ -50,6 +59,8 @@ def spark_session(master: str = DEFAULT_MASTER, app_name: str = "taxi-rsp-baseli
     # Workers must run the interpreter that has this project's dependencies.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    if master.startswith("local"):  # else Spark warns that the host name resolves to loopback
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
 
     cores = os.cpu_count() or 2
@@ -63,21 +74,69 @@ def spark_session(master: str = DEFAULT_MASTER, app_name: str = "taxi-rsp-baseli
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
+        .config("spark.driver.extraJavaOptions", JAVA_OPTIONS)
         .config("spark.executor.extraJavaOptions", "-Duser.timezone=UTC")
     )
     if master.startswith("local"):
         # A local run keeps its driver on the loopback interface only.
         builder = builder.config("spark.driver.memory", os.environ.get("TAXI_RSP_SPARK_MEMORY", "2g"))
     try:
+        start_quiet_jvm(builder)
         session = builder.getOrCreate()
     except Exception as exc:  # the JVM failed to start: report why in one line
         raise UserError(f"could not start Spark ({master}): {str(exc).splitlines()[0]}; {JAVA_FIX}") from exc
     session.sparkContext.setLogLevel("ERROR")
+    _plain_interrupts()
     if not master.startswith("local"):
         # Cluster executors run the checks and recomputes: ship them this package.
         session.sparkContext.addPyFile(str(_package_zip()))
     return session
+
+
+def _plain_interrupts() -> None:
+    """Ctrl-C as a plain KeyboardInterrupt (the CLI prints one line and exits 130).
+
+    PySpark's own SIGINT handler calls into the JVM from inside a py4j call that is
+    waiting for it (a reentrant read: two tracebacks), and py4j then logs the interrupt
+    with a traceback on the root logger; both are replaced or filtered here. Leaving a
+    job running does no harm: the JVM exits with this process."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    root = logging.getLogger()
+    if not any(isinstance(f, _Py4jInterruptFilter) for f in root.filters):
+        root.addFilter(_Py4jInterruptFilter())
+
+
+class _Py4jInterruptFilter(logging.Filter):
+    """Drops py4j's "... while sending command." records (logged on the root logger)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not ("py4j" in record.pathname and "while sending command" in record.getMessage())
+
+
+def start_quiet_jvm(builder) -> None:  # noqa: ANN001 - SparkSession.Builder
+    """Start Spark's JVM (unless one runs) with its stderr filtered: the JDK's notice about
+    incubator modules and log4j's start-up banner are dropped, anything else passes.
+    ``launch_gateway(popen_kwargs=…)`` is PySpark's hook for exactly this."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None:  # noqa: SLF001 - PySpark's own singleton
+        return
+    conf = SparkConf(loadDefaults=False).setAll(builder._options.items())  # noqa: SLF001
+    gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE})
+    threading.Thread(target=_forward_stderr, args=(gateway.proc.stderr,), daemon=True,
+                     name="spark-stderr").start()
+    SparkContext._gateway = gateway  # noqa: SLF001
+    SparkContext._jvm = gateway.jvm  # noqa: SLF001
+
+
+def _forward_stderr(stream) -> None:  # noqa: ANN001 - a binary pipe
+    for raw in iter(stream.readline, b""):
+        line = raw.decode("utf-8", "replace")
+        if not any(line.startswith(noise) for noise in JVM_NOISE):
+            sys.stderr.write(line)
+            sys.stderr.flush()
 
 
 def _package_zip() -> Path:

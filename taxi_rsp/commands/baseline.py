@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from listener.stale import earlier_run, stale_outputs
 from taxi_rsp.errors import UserError
 
 
@@ -18,7 +19,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "DIR/summary.json last). The delay column is each instant's recompute time.",
     )
     parser.add_argument("input", type=Path, help="taxi trip CSV (DEBS 2015 format)")
-    parser.add_argument("--out", type=Path, required=True, help="output folder")
+    parser.add_argument("--out", type=Path, required=True, help="output folder (created if missing)")
+    parser.add_argument("--force", action="store_true",
+                        help="remove output-like files in --out that this run does not write (see `run --force`)")
     parser.add_argument("--query", action="append", dest="queries", choices=("q1", "q2"),
                         help="query to answer; repeat for both (default: q1 and q2)")
     parser.add_argument("--q1-window", type=int, default=30, metavar="MIN", help="Q1 window in minutes (default 30)")
@@ -52,13 +55,17 @@ def main(args: argparse.Namespace) -> int:
         args.input.open("rb").close()
     except OSError as exc:
         raise UserError(f"cannot read input {args.input}: {exc.strerror}") from None
+    queries = tuple(dict.fromkeys(args.queries or ["q1", "q2"]))
+    writing = [*(f"{name}.csv" for name in queries), "rejects.csv"]
+    # Checked before Spark starts (the run checks again): a refusal should not take 10 s.
+    stale_outputs(args.out, writing, earlier_run(args.out), args.force, [args.input])
     # Imported here: starting Spark is slow, and the other commands do not need it.
     from taxi_rsp.baseline.run import BaselineSettings, run_baseline
     from taxi_rsp.baseline.session import spark_session
 
-    queries = tuple(dict.fromkeys(args.queries or ["q1", "q2"]))
     settings = BaselineSettings(queries, q1_window, q2_windows, args.chunks)
-    summary = run_baseline(args.input, args.out, settings, spark_session(args.master), report=print)
+    summary = run_baseline(args.input, args.out, settings, spark_session(args.master), report=print,
+                           force=args.force)
     for name in queries:
         delays = summary["recompute_ms"][name]
         print(f"  {name}: {summary['emitted'][name]:,} lines -> {args.out / (name + '.csv')}; "

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TextIO
 
 from taxi_rsp.errors import UserError
+from taxi_rsp.outputs import make_parent
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -29,7 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "its drop-off time as prov:generatedAtTime) and the rejected lines as CSV.",
     )
     parser.add_argument("input", type=Path, metavar="INPUT", help="trip CSV file")
-    parser.add_argument("--nquads", type=Path, metavar="OUT.nq", help="write the event stream as N-Quads")
+    parser.add_argument("--nquads", type=Path, metavar="OUT.nq", help="write the event stream as N-Quads (missing folders are created)")
     parser.add_argument("--rejects", type=Path, metavar="FILE", help="write rejected lines (line_no,reason,raw_line)")
     parser.set_defaults(func=run)
 
@@ -42,8 +43,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.input.is_file():
         raise UserError(f"no such file: {args.input}")
     for target in (args.nquads, args.rejects):
-        if target is not None and not target.parent.is_dir():
-            raise UserError(f"cannot write {target}: folder {target.parent} does not exist")
+        if target is not None:
+            make_parent(target)
     dictionary = Dictionary()
     started = time.perf_counter()
     try:

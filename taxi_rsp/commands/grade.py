@@ -17,7 +17,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     from taxi_rsp.grading.qemu import VmConfig
 
     parser = subparsers.add_parser(
-        "grade", help="grade submissions inside the VM image and print a leaderboard")
+        "grade", help="grade submissions inside the VM image and print a leaderboard",
+        description="Run each SUBMISSION inside the grading VM (see `taxi-rsp vm build`) on --data, compare "
+        "its q1.csv/q2.csv with a reference, and write results.json and leaderboard.md to --out.")
     parser.add_argument("submissions", nargs="+", type=Path, metavar="SUBMISSION",
                         help="submission directory or tarball with a submission.toml")
     parser.add_argument("--data", type=Path, required=True, help="input CSV (keep it small: TCG)")
@@ -34,7 +36,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--cpus", type=int, default=VmConfig.cpus, help="vCPUs (default %(default)s)")
     parser.add_argument("--memory", type=int, default=VmConfig.memory_mb,
                         help="VM RAM in MiB (default %(default)s)")
-    parser.add_argument("--accel", choices=("auto", "kvm", "tcg"), default="auto")
+    parser.add_argument("--accel", choices=("auto", "kvm", "tcg"), default="auto",
+                        help="QEMU accelerator (auto: TCG unless TAXI_RSP_VM_ACCEL=kvm; default %(default)s)")
     parser.set_defaults(func=_grade)
 
 

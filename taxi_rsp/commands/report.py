@@ -15,7 +15,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="run engine and baseline workloads and write report.md + report.html (Table 1, plots)",
         description="Runs Individual Q1, Individual Q2 and Mixed with the engine (`taxi-rsp run`) and "
         "the Spark baseline, checks they agree, runs the window sweep, and writes DIR/report.md and a "
-        "self-contained DIR/report.html. Run folders go to DIR/runs/{engine,baseline}/<workload>.",
+        "self-contained DIR/report.html. Run folders go to DIR/runs/{engine,baseline}/<workload>/run-<i>.",
     )
     parser.add_argument("input", type=Path, help="taxi trip CSV (DEBS 2015 format)")
     parser.add_argument("--out", type=Path, required=True, help="report folder")
@@ -25,6 +25,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="which of q1, q2, mixed to run (default all three; the sweep adds Mixed runs)")
     parser.add_argument("--reuse", action="store_true",
                         help="read run folders that already hold a summary.json instead of running again")
+    parser.add_argument("--repeat", type=int, default=3, metavar="N",
+                        help="runs of each workload on each side; the tables give medians and min–max (default 3)")
     parser.add_argument("--master", default="local[*]", metavar="URL", help="Spark master for the baseline")
     parser.set_defaults(func=main)
 
@@ -43,8 +45,11 @@ def main(args: argparse.Namespace) -> int:
     if not args.input.is_file():
         raise UserError(f"input file {args.input} does not exist or is not a file")
     windows = _sweep(args.sweep)
+    if args.repeat < 1:
+        raise UserError("--repeat must be at least 1")
     # Imported here: numpy, matplotlib and Spark are not needed by the other commands.
     from taxi_rsp.verify.workloads import (
+        Steps,
         engine_available,
         run_pair,
         standard_workloads,
@@ -69,16 +74,20 @@ def main(args: argparse.Namespace) -> int:
     if not engine_available():
         print("note: `taxi-rsp run` is not available: the report shows the baseline side only")
     runs = args.out / "runs"
-    pairs = [run_pair(args.input, runs, w, spark, bytes_per_line, args.reuse, print)
-             for w in standard_workloads() if w.name in chosen]
-    mixed = next((p for p in pairs if p.workload.name == "mixed"), None)
+    standard = [w for w in standard_workloads() if w.name in chosen]
     # Mixed at 30 min is the first sweep point: reuse it rather than run it twice.
+    reused = "mixed" in chosen and 30 in windows
+    extra = [w for w in sweep_workloads(windows) if not (reused and w.q1_window == 30)]
+    sides = 2 if engine_available() else 1
+    steps = Steps((len(standard) + len(extra)) * sides * args.repeat, print)
+    pairs = [run_pair(args.input, runs, w, spark, bytes_per_line, args.reuse, steps, args.repeat) for w in standard]
+    mixed = next((p for p in pairs if p.workload.name == "mixed"), None)
     sweep = [mixed if mixed and w.q1_window == 30 and w.q2_windows == (15, 30)
-             else run_pair(args.input, runs, w, spark, bytes_per_line, args.reuse, print)
+             else run_pair(args.input, runs, w, spark, bytes_per_line, args.reuse, steps, args.repeat)
              for w in sweep_workloads(windows)]
     command = shlex.join(["taxi-rsp", "report", str(args.input), "--out", str(args.out), "--sweep", args.sweep,
-                          "--workloads", args.workloads])
-    context = Context(args.input, lines, describe_machine(), command)
+                          "--workloads", args.workloads, "--repeat", str(args.repeat)])
+    context = Context(args.input, lines, describe_machine(), command, args.repeat)
     for path in write_report(args.out, pairs, sweep, context):
         print(f"wrote {path}")
     different = [p.workload.name for p in [*pairs, *sweep] if p.identical is False]

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 from pathlib import Path
 
 from taxi_rsp.errors import UserError
-from taxi_rsp.runner import RunConfig, run
+from taxi_rsp.runner import DEFAULT_QUERIES, RunConfig, run
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -23,10 +24,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "(timestamped N-Triples); see taxi_rsp.rdfstream")
     parser.add_argument("--stream-iri", metavar="IRI", help="the stream IRI of --stream (default: the one the queries read)")
     parser.add_argument("--format", choices=("csv", "json"), default="csv",
-                        help="SELECT results of --stream runs: csv, or json (SPARQL 1.1 JSON results per line)")
-    parser.add_argument("--out", type=Path, required=True, help="output folder")
+                        help="SELECT results of queries without a DEBS @listener: csv, or json (SPARQL 1.1 JSON "
+                        "results, one document per line, in <query>.jsonl)")
+    parser.add_argument("--out", type=Path, required=True, help="output folder (created if missing)")
+    parser.add_argument("--force", action="store_true",
+                        help="remove output-like files in --out that this run does not write (without it, the "
+                        "run refuses to start; outputs an earlier run's summary.json names are removed anyway)")
     parser.add_argument("--query", action="append", dest="queries", metavar="NAME_OR_PATH",
-                        help="query name in queries/ (q1, q2) or a .cqels file; repeat for several (default q1)")
+                        help="query name in queries/ (q1, q2) or a .cqels file; repeat for several "
+                        "(default for a taxi CSV: q1 and q2, the DEBS Mixed workload)")
     parser.add_argument("--q1-window", type=int, metavar="MIN", help="Q1 window in minutes (default 30)")
     parser.add_argument("--q2-windows", metavar="PROFIT,EMPTY", help="Q2 windows in minutes (default 15,30)")
     parser.add_argument("--param", action="append", default=[], metavar="[QUERY.]NAME=VALUE",
@@ -87,13 +93,13 @@ def main(args: argparse.Namespace) -> int:
         from taxi_rsp.rdfstream.run import main as run_stream_main
 
         return run_stream_main(args, parse_params(args))
-    if args.format != "csv" or args.stream_iri is not None:
-        raise UserError("--format and --stream-iri apply to --stream runs only")
+    if args.stream_iri is not None:
+        raise UserError("--stream-iri applies to --stream runs only")
     warned: list[str] = []  # printed at registration, not repeated at the end
     config = RunConfig(
         input=args.input,
         out=args.out,
-        queries=args.queries or ["q1"],
+        queries=args.queries or list(DEFAULT_QUERIES),
         params=parse_params(args),
         static=args.static,
         progress=not args.no_progress,
@@ -102,7 +108,11 @@ def main(args: argparse.Namespace) -> int:
         rss_checkpoints=parse_line_counts(args.rss_at),
         warn=lambda warning: (warned.append(warning),
                               print(f"taxi-rsp run: warning: {warning}", file=sys.stderr, flush=True)),
+        force=args.force,
+        result_format=args.format,
     )
+    if args.spark and args.format != "csv":
+        raise UserError("--format json is not available with --spark (its chunks are joined as CSV)")
     if args.spark:
         from taxi_rsp.scaleout import run_spark  # imported here: Spark is slow to load
 
@@ -111,15 +121,42 @@ def main(args: argparse.Namespace) -> int:
         raise UserError("--master and --partitions need --spark")
     else:
         summary = run(config, report=print)
+    print_summary(summary, args.out)
+    nothing_accepted = summary["lines_read"] and not summary["accepted"]
+    for warning in summary.get("warnings", []) if not nothing_accepted else ():  # the error below says it
+        if warning not in warned:  # registration warnings were printed when they arose
+            print(f"taxi-rsp run: warning: {warning}", file=sys.stderr)
+    if nothing_accepted:
+        raise UserError(f"no line of {args.input} was accepted: {first_rejects(args.out / 'rejects.csv')}; "
+                        f"see {args.out / 'rejects.csv'}")
+    return 0
+
+
+def print_summary(summary: dict, out: Path) -> None:
+    """The run in a few lines: counts and speed, then one line per query (output lines,
+    reports for non-DEBS queries, delay mean and p99)."""
     rejected = sum(summary["rejected"].values())
     cpu = f", {summary['cpu_seconds']:.2f} CPU s" if "cpu_seconds" in summary else ""
     print(f"read {summary['lines_read']:,} lines: {summary['accepted']:,} accepted, {rejected:,} rejected "
           f"in {summary['exec_seconds']:.2f} s ({summary['events_per_second'] or 0:,.0f} events/s{cpu})")
+    files = {path.stem: path.name for path in out.iterdir() if path.suffix in (".csv", ".nq", ".jsonl")}
     for name, count in summary["emitted"].items():
         delays = summary["delay_ms"][name]
-        delay_text = f", delay mean {delays['mean']:.3f} ms p99 {delays['p99']:.3f} ms" if delays["mean"] is not None else ""
-        print(f"  {name}: {count:,} lines -> {args.out / (name + '.csv')}{delay_text}")
-    print(f"  rejects -> {args.out / 'rejects.csv'}; summary -> {args.out / 'summary.json'}", file=sys.stdout)
-    for warning in [w for w in summary.get("warnings", []) if w not in warned]:
-        print(f"taxi-rsp run: warning: {warning}", file=sys.stderr)
-    return 0
+        reports = summary.get("reports", {}).get(name)
+        what = f"{count:,} output lines, {reports:,} reports" if reports is not None else f"{count:,} lines"
+        delay_text = (f", delay mean {delays['mean']:.3f} ms p99 {delays['p99']:.3f} ms"
+                      if delays["mean"] is not None else "")
+        print(f"  {name}: {what} -> {out / files.get(name, name + '.csv')}{delay_text}")
+    print(f"  rejects -> {out / 'rejects.csv'}; summary -> {out / 'summary.json'}")
+
+
+def first_rejects(path: Path, count: int = 3) -> str:
+    """The first rejected lines as ``line N: reason``, for a one-line message."""
+    import csv
+
+    try:
+        with path.open(encoding="utf-8", newline="") as handle:
+            rows = list(itertools.islice(csv.reader(handle), 1, count + 1))
+    except OSError:
+        return "see rejects.csv"
+    return ", ".join(f"line {row[0]}: {row[1]}" for row in rows if len(row) >= 2) or "see rejects.csv"

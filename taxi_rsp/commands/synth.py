@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from taxi_rsp.errors import UserError
+from taxi_rsp.outputs import make_parent
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -23,7 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(exit code 1 if a statistic is outside its tolerance).",
     )
     parser.add_argument("--days", type=int, default=20, help="days from 2013-01-01 (default 20)")
-    parser.add_argument("--out", type=Path, help="file to write")
+    parser.add_argument("--out", type=Path, help="file to write (missing folders are created)")
     parser.add_argument("--seed", type=int, default=0, help="random seed; same seed, same file (default 0)")
     parser.add_argument("--trips", type=int, help="expected number of trips in total (default: ≈100 k per day)")
     parser.add_argument("--dirty", type=float, default=0.001,
@@ -52,8 +53,7 @@ def _generate(args: argparse.Namespace) -> int:
         raise UserError("--dirty must be between 0 and 0.5")
     if args.minutes is not None and args.minutes < 1:
         raise UserError("--minutes must be at least 1")
-    if not args.out.parent.is_dir():
-        raise UserError(f"cannot write {args.out}: folder {args.out.parent} does not exist")
+    make_parent(args.out)
     config = SynthConfig(days=args.days, seed=args.seed, trips=args.trips, dirty=args.dirty, minutes=args.minutes)
     started = time.perf_counter()
     try:

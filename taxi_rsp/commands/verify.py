@@ -16,8 +16,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "must agree), rejects.csv row by row, and the summary counts. Exit 0 when identical, 1 "
         "when different, 2 on a usage error.",
     )
-    parser.add_argument("dir_a", type=Path, metavar="DIR_A")
-    parser.add_argument("dir_b", type=Path, metavar="DIR_B")
+    parser.add_argument("dir_a", type=Path, metavar="DIR_A", help="an output folder (e.g. of `taxi-rsp run`)")
+    parser.add_argument("dir_b", type=Path, metavar="DIR_B", help="the folder to compare it with (e.g. of `taxi-rsp baseline`)")
     parser.add_argument("--query", action="append", dest="queries", choices=("q1", "q2"),
                         help="compare only this query's file (repeatable; default: every q*.csv present)")
     parser.add_argument("--limit", type=int, default=5, metavar="N",

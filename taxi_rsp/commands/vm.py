@@ -16,7 +16,9 @@ from taxi_rsp.errors import UserError
 def register(subparsers: argparse._SubParsersAction) -> None:
     from taxi_rsp.grading.image import DEFAULT_OUT
 
-    parser = subparsers.add_parser("vm", help="build or boot the grading VM image")
+    parser = subparsers.add_parser("vm", help="build or boot the grading VM image",
+                                   description="`vm build` makes the Debian image `taxi-rsp grade` runs "
+                                   "submissions in; `vm boot` boots it once to check it and time the boot.")
     actions = parser.add_subparsers(dest="vm_command", metavar="ACTION", required=True)
 
     build = actions.add_parser("build", help="build the Debian grading image (root, minutes, ~3 GB)")
@@ -39,7 +41,7 @@ def _add_vm_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cpus", type=int, default=VmConfig.cpus, help="vCPUs (default %(default)s)")
     parser.add_argument("--memory", type=int, default=VmConfig.memory_mb, help="RAM in MiB (default %(default)s)")
     parser.add_argument("--accel", choices=("auto", "kvm", "tcg"), default="auto",
-                        help="QEMU accelerator (auto: KVM when it works, else TCG)")
+                        help="QEMU accelerator (auto: TCG unless TAXI_RSP_VM_ACCEL=kvm)")
 
 
 def _build(args: argparse.Namespace) -> int:

@@ -189,6 +189,9 @@ def copy_project(src: Path, git_ref: str | None) -> None:
             shutil.copy2(source, src / rel)
 
 
+VM_EXTRA = "vm"  # pyproject.toml: what a submission may use in the image (Spark stack, polars)
+
+
 def make_wheelhouse(src: Path, wheelhouse: Path, env: dict[str, str]) -> str:
     """Wheels of the project and every dependency; returns the pins used."""
     freeze = _run([sys.executable, "-m", "pip", "freeze", "--exclude-editable"], capture=True)
@@ -197,7 +200,7 @@ def make_wheelhouse(src: Path, wheelhouse: Path, env: dict[str, str]) -> str:
     constraints.write_text(pins)
     _run(
         [sys.executable, "-m", "pip", "wheel", "--quiet", "--wheel-dir", str(wheelhouse),
-         "--constraint", str(constraints), str(src)],
+         "--constraint", str(constraints), f"{src}[{VM_EXTRA}]"],
         env=env,
     )
     return pins
@@ -212,7 +215,7 @@ def mmdebstrap_command(rootdir: Path, wheelhouse: Path, queries: Path) -> list[s
         f'chmod 0755 "$1{GUEST_INIT}"',
         f'chroot "$1" python3 -m venv {VENV}',
         f'chroot "$1" {VENV}/bin/pip install --quiet --no-index --no-cache-dir '
-        f"--disable-pip-version-check --find-links /opt/wheelhouse taxi-rsp",
+        f"--disable-pip-version-check --find-links /opt/wheelhouse 'taxi-rsp[{VM_EXTRA}]'",
         'rm -rf "$1/opt/wheelhouse"',
         # taxi_rsp.runner looks for queries/ next to the installed package, and the
         # wheel does not carry that top-level directory: install it where it looks.

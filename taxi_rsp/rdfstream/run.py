@@ -28,7 +28,8 @@ from taxi_rsp.rdf.terms import IRI
 from taxi_rsp.rdfstream.graphs import read_graph_events
 from taxi_rsp.rdfstream.lines import StreamStats
 from taxi_rsp.rdfstream.triples import read_triple_stream
-from taxi_rsp.runner import resolve_query
+from listener import delay_stats
+from taxi_rsp.runner import require_stream, resolve_query
 
 READERS = {"graphs": read_graph_events, "triples": read_triple_stream}
 SUFFIXES = {".nq": "graphs", ".tnt": "triples"}
@@ -46,6 +47,7 @@ class StreamRunConfig:
     result_format: str = "csv"  # "csv" | "json" (SELECT results)
     explain: bool = False
     compiled: bool = True  # False: the reference operators only
+    force: bool = False  # remove output-like files in ``out`` this run does not write
 
 
 def stream_format(path: Path, requested: str | None) -> str:
@@ -102,12 +104,15 @@ def run_stream(config: StreamRunConfig, report: Callable[[str], None] = lambda l
             query.listeners.append(writers[source.name])
             if config.explain:
                 report(query.explain())
+        for source, query in zip(sources, engine.queries):
+            require_stream(source, query)
         iri = _stream_iri(engine, config.stream_iri)
         from taxi_rsp.runner import registration_warnings
 
         warnings = registration_warnings(engine, {iri})
         for warning in warnings:
             print(f"taxi-rsp run: warning: {warning}", file=sys.stderr, flush=True)
+        outputs.claim(config.force, protect=[config.stream, *config.static])
         stats = StreamStats()
         started = time.perf_counter()
         for event in open_stream(config.stream, fmt, engine.dictionary, engine.dictionary.encode(IRI(iri)), stats):
@@ -123,6 +128,8 @@ def run_stream(config: StreamRunConfig, report: Callable[[str], None] = lambda l
             "triples": stats.triples,
             "static_triples": static_triples,
             "emitted": {name: w.emitted for name, w in writers.items()},
+            "reports": {name: w.reports for name, w in writers.items()},
+            "delay_ms": {name: delay_stats(w.delays_ms) for name, w in writers.items()},
             "exec_seconds": round(exec_seconds, 6),
             "events_per_second": round(stats.events / exec_seconds, 1) if exec_seconds > 0 else None,
             "engine_state_rows": {q.name: q.state_size() for q in engine.queries},
@@ -148,7 +155,9 @@ def print_summary(summary: dict, out_dir: Path, print_line: Callable[[str], None
                f"from {summary['stream']} in {summary['exec_seconds']:.2f} s "
                f"({summary['events_per_second'] or 0:,.0f} events/s); static triples {summary['static_triples']:,}")
     for name, count in summary["emitted"].items():
-        print_line(f"  {name}: {count:,} reports")
+        delays = summary["delay_ms"][name]
+        delay_text = f", delay mean {delays['mean']:.3f} ms p99 {delays['p99']:.3f} ms" if delays["mean"] is not None else ""
+        print_line(f"  {name}: {count:,} output lines in {summary['reports'][name]:,} reports{delay_text}")
     print_line(f"  outputs and summary.json in {out_dir}")
 
 
@@ -164,6 +173,7 @@ def main(args: argparse.Namespace, params: dict[str, dict[str, str]]) -> int:
         result_format=args.format,
         explain=args.explain,
         compiled=not getattr(args, "reference", False),
+        force=args.force,
     )
     if not config.queries:
         raise UserError("--stream needs at least one --query")

@@ -96,6 +96,7 @@ def run_partitioned(config: RunConfig, mapper: Mapper, chunks: int,
     parts = Path(tempfile.mkdtemp(prefix=".scaleout-", dir=config.out))
     try:
         handles = {name: outputs.open(name) for name in [*names, "rejects.csv"]}
+        outputs.claim(config.force, protect=[config.input, *config.static])
         started = time.perf_counter()
         path = str(config.input)
         ranges = (ranges_at_lines(config.input, list(cut_lines)) if cut_lines is not None

@@ -10,7 +10,7 @@ from typing import TextIO
 
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.errors import UserError
-from taxi_rsp.runner import QuerySource, RunConfig, _writer_for, resolve_query
+from taxi_rsp.runner import QuerySource, RunConfig, _writer_for, require_stream, resolve_query
 
 # Window kinds whose contents are fixed by event time alone; TRIPLES n (the last n
 # events) and ALL (everything since the start) cannot be rebuilt from a time slice.
@@ -54,6 +54,7 @@ def build_engine(job: Job, open_file: Callable[[str], TextIO]) -> tuple[Engine, 
     for source in job.sources:
         params = {**job.params.get("*", {}), **job.params.get(source.name, {})}
         query = engine.register(source.text, source.name, params, source=str(source.path))
+        require_stream(source, query)
         if query.logical.form == "CONSTRUCT":
             # Blank-node labels and result-graph numbers count from the run's start.
             raise UserError(f"{source.name}: CONSTRUCT queries cannot run time-partitioned (--spark)")

@@ -1,0 +1,147 @@
+"""The README's commands run as written (issue 18), so the README cannot drift.
+
+* Every line of the "Using it" block, in order, in one scratch folder that holds the
+  files its placeholders name (``TRIPS.csv``: 400 real lines; ``my_query.cqels``,
+  ``facts.ttl``, ``Q.cqels``: small files); ``[...]`` parts are optional and left out,
+  ``# ...`` is a comment. Not run here: `report` and `synth --days 20` (minutes: run
+  with ``-m slow``) and `vm build` / `grade` (root, QEMU and a 3 GB image: their
+  ``--help`` is run instead; tests/test_vm_grading.py builds and boots the image).
+* The two commands at the top: the test command is exactly what `.ci/run` runs; the
+  main-job command runs as written in a fresh clone (``-m slow``: it installs a venv).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+SAMPLE = ROOT / "taxi_rsp" / "samples" / "debs2015" / "sample20d_first10004.csv"
+CLI = [sys.executable, "-m", "taxi_rsp"]
+SLOW = ("taxi-rsp report ", "taxi-rsp synth --days 20")
+
+MY_QUERY = """PREFIX taxi: <http://debs2015.org/taxi#>
+PREFIX ex: <http://example.org/>
+SELECT ?m ?label (COUNT(*) AS ?trips)
+WHERE {
+  STREAM <http://debs2015.org/streams/trips> [RANGE 10m] { ?trip taxi:medallion ?m }
+  ex:fleet ex:label ?label .
+}
+GROUP BY ?m ?label
+"""
+FACTS = "@prefix ex: <http://example.org/> .\nex:fleet ex:label \"NYC yellow cabs\" .\n"
+STREAM_QUERY = """PREFIX taxi: <http://debs2015.org/taxi#>
+SELECT ?m (COUNT(*) AS ?n)
+WHERE { STREAM <http://debs2015.org/streams/trips> [RANGE 5m] { ?trip taxi:medallion ?m } }
+GROUP BY ?m
+"""
+
+
+def code_blocks(after_heading: str) -> list[str]:
+    section = README.split(after_heading, 1)[1]
+    return re.findall(r"```sh\n(.*?)```", section, flags=re.DOTALL)
+
+
+def using_it_lines() -> list[str]:
+    lines = []
+    for line in code_blocks("## Using it")[0].splitlines():
+        line = re.sub(r"\s+#.*$", "", line)  # comment
+        line = re.sub(r"\s*\[[^\]]*\]", "", line).strip()  # optional parts
+        if line:
+            lines.append(line)
+    return lines
+
+
+def as_commands(line: str) -> list[list[str]]:
+    """``taxi-rsp a && taxi-rsp b`` -> argv lists, `taxi-rsp` as this interpreter's module."""
+    commands = []
+    for part in line.split("&&"):
+        words = shlex.split(part)
+        assert words[0] == "taxi-rsp", line
+        commands.append([*CLI, *words[1:]])
+    return commands
+
+
+def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=900, check=False)
+
+
+@pytest.fixture
+def scratch(tmp_path: Path) -> Path:
+    with SAMPLE.open("rb") as source:
+        (tmp_path / "TRIPS.csv").write_bytes(b"".join(source.readline() for _ in range(400)))
+    (tmp_path / "my_query.cqels").write_text(MY_QUERY)
+    (tmp_path / "facts.ttl").write_text(FACTS)
+    (tmp_path / "Q.cqels").write_text(STREAM_QUERY)
+    return tmp_path
+
+
+def test_the_using_it_block_is_what_this_test_runs() -> None:
+    lines = using_it_lines()
+    assert len(lines) >= 10 and all(line.startswith("taxi-rsp ") for line in lines)
+    assert lines[:3] == ["taxi-rsp run TRIPS.csv --out DIR", "taxi-rsp baseline TRIPS.csv --out DIR2",
+                         "taxi-rsp verify DIR DIR2"]
+
+
+@pytest.mark.spark
+def test_using_it_commands_run_as_written(scratch: Path) -> None:
+    for line in using_it_lines():
+        if line.startswith(SLOW):
+            continue
+        if line.startswith("taxi-rsp vm build"):
+            for argv in (["vm", "build", "--help"], ["grade", "--help"]):
+                result = _run([*CLI, *argv], scratch)
+                assert result.returncode == 0, (argv, result.stderr)
+            continue
+        for argv in as_commands(line):
+            result = _run(argv, scratch)
+            assert result.returncode == 0, (line, result.stdout[-2000:], result.stderr[-2000:])
+            if line == "taxi-rsp verify DIR DIR2":
+                assert "identical: compared q1.csv, q2.csv" in result.stdout, result.stdout
+    assert (scratch / "DIR" / "q2.csv").exists()  # run's default answers Q2 too
+    assert (scratch / "DIR3" / "my_query.csv").read_text().count("NYC yellow cabs") > 0
+    assert (scratch / "events.nq").stat().st_size > 0 and (scratch / "DIR5" / "Q.csv").exists()
+    assert (scratch / "iswc" / "stream.tnt").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_slow_using_it_commands_run_as_written(scratch: Path) -> None:
+    for line in using_it_lines():
+        if line.startswith(SLOW):
+            for argv in as_commands(line):
+                result = _run(argv, scratch)
+                assert result.returncode == 0, (line, result.stderr[-2000:])
+    assert (scratch / "REPORT" / "report.html").exists() and (scratch / "cache" / "20d.csv").exists()
+
+
+def test_ci_runs_exactly_the_readme_test_command() -> None:
+    test_command = code_blocks("## The two commands")[1].strip()
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert test_command in ci.splitlines()
+    assert "exit code 5" in ci  # pytest collecting nothing is a failure, not a pass
+
+
+@pytest.mark.slow
+def test_main_job_command_runs_in_a_fresh_clone(tmp_path: Path) -> None:
+    """The committed tree (git clone of HEAD), the command exactly as the README gives it."""
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True, timeout=300)
+    main_job = code_blocks("## The two commands")[0].strip()
+    result = subprocess.run(["bash", "-c", main_job], cwd=clone, capture_output=True, text=True, timeout=1800,
+                            check=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert (clone / "out" / "q1.csv").stat().st_size and (clone / "out" / "q2.csv").stat().st_size
+    # The same venv has what the rest of the main job needs: the Spark baseline and verify.
+    baseline = subprocess.run([".venv/bin/taxi-rsp", "baseline", "taxi_rsp/samples/debs2015/sample20d_first10004.csv",
+                               "--out", "base"], cwd=clone, capture_output=True, text=True, timeout=1800, check=False)
+    assert baseline.returncode == 0, baseline.stderr[-3000:]
+    verify = subprocess.run([".venv/bin/taxi-rsp", "verify", "out", "base"], cwd=clone, capture_output=True, text=True,
+                            timeout=600, check=False)
+    assert verify.returncode == 0 and "identical" in verify.stdout, verify.stdout
