@@ -204,23 +204,7 @@ class CompiledAggregate(Operator):
                 "            dirty[key] = st[1]",
                 "        st[0] -= 1"]
         src += [f"        {line}" for j, a in enumerate(args) for line in self._revert(j, a)]
-        src += ["", "def flush():", "    out = []", "    append = out.append"]
-        src += ["    for key, old in dirty.items():",
-                "        st = groups[key]",
-                "        if st[0] == 0 and not implicit:",
-                "            new = None",
-                "            del groups[key]",
-                "        else:",
-                f"            new = key + ({''.join(self._result(j) + ', ' for j in range(len(args)))})",
-                "        st[1] = new",
-                "        if old != new:",
-                "            if old is not None:",
-                "                append((old, -1))",
-                "            if new is not None:",
-                "                append((new, 1))",
-                "    dirty.clear()",
-                "    if out:",
-                "        emit(out)"]
+        src += flush_source([self._result(j) for j in range(len(args))])
         self.source = "\n".join(src)
         namespace = dict(w.consts)
         namespace.update(c.runtime())
@@ -441,6 +425,30 @@ class CompiledAggregate(Operator):
         while entries and entries[0][0] <= until:
             gone.extend((out, -1) for out in self._derive([entries.popleft()[1]]))
         self._reference.push(gone)
+
+
+def flush_source(results: list[str]) -> list[str]:
+    """Source of a generated ``flush()``: for each group touched since the last one, its
+    new row (key + ``results``, the aggregate id expressions over state ``st``) or None
+    when it lost its last row, and the retraction/insertion pair when the row changed —
+    the reference GroupOp's rule, in the same order."""
+    return ["", "def flush():", "    out = []", "    append = out.append",
+            "    for key, old in dirty.items():",
+            "        st = groups[key]",
+            "        if st[0] == 0 and not implicit:",
+            "            new = None",
+            "            del groups[key]",
+            "        else:",
+            f"            new = key + ({''.join(r + ', ' for r in results)})",
+            "        st[1] = new",
+            "        if old != new:",
+            "            if old is not None:",
+            "                append((old, -1))",
+            "            if new is not None:",
+            "                append((new, 1))",
+            "    dirty.clear()",
+            "    if out:",
+            "        emit(out)"]
 
 
 def fuse_group(window: WindowScan, keys: tuple[str, ...], aggregates: list, dictionary: Dictionary,

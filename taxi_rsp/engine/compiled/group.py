@@ -21,7 +21,7 @@ from fractions import Fraction
 from typing import Any
 
 from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss
-from taxi_rsp.engine.compiled.aggregate import FUSABLE, CompiledAggregate, _Deopt
+from taxi_rsp.engine.compiled.aggregate import FUSABLE, CompiledAggregate, _Deopt, flush_source
 from taxi_rsp.engine.expr import Compiled
 from taxi_rsp.engine.ops.aggregates import Count, Max, Median, Min, Sum
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
@@ -144,23 +144,7 @@ class CompiledGroup(Operator):
                 src += ["    if mult > 0:", f"        for _ in range(mult): insort({slot}, {a})", "    else:",
                         f"        values = {slot}",
                         f"        for _ in range(-mult): del values[bisect_left(values, {a})]"]
-        src += ["", "def flush():", "    out = []", "    append = out.append",
-                "    for key, old in dirty.items():",
-                "        st = groups[key]",
-                "        if st[0] == 0 and not implicit:",
-                "            new = None",
-                "            del groups[key]",
-                "        else:",
-                f"            new = key + ({''.join(self._result(j) + ', ' for j in range(len(args)))})",
-                "        st[1] = new",
-                "        if old != new:",
-                "            if old is not None:",
-                "                append((old, -1))",
-                "            if new is not None:",
-                "                append((new, 1))",
-                "    dirty.clear()",
-                "    if out:",
-                "        emit(out)"]
+        src += flush_source([self._result(j) for j in range(len(args))])
         self.source = "\n".join(src)
         namespace = dict(w.consts)
         namespace.update(c.runtime())

@@ -54,40 +54,32 @@ class CompiledJoin(Operator):
     def push_left(self, deltas: list[Delta]) -> None:
         if self.mode == "reference":
             self._reference.push_left(deltas)
-            return
-        own, other, key_of, merge = self._left, self._right, self._left_key, self._merge
-        out: list[Delta] = []
-        for n, (row, mult) in enumerate(deltas):
-            key = key_of(row)
-            if None in key:
-                self._hand_over()
-                self._reference.emit(out)
-                self._reference.push_left(deltas[n:])
-                return
-            matches = other.get(key)
-            if matches:
-                for rrow, count in reversed(matches.items()):  # newest first, like the ring
-                    out.append((merge(row, rrow), mult * count))
-            _add(own, key, row, mult)
-        self.emit(out)
+        else:
+            self._push(deltas, from_left=True)
 
     def push_right(self, deltas: list[Delta]) -> None:
         if self.mode == "reference":
             self._reference.push_right(deltas)
-            return
-        own, other, key_of, merge = self._right, self._left, self._right_key, self._merge
+        else:
+            self._push(deltas, from_left=False)
+
+    def _push(self, deltas: list[Delta], from_left: bool) -> None:
+        """Probe the other side, emit merged rows, then hold the row on its own side."""
+        own, other = (self._left, self._right) if from_left else (self._right, self._left)
+        key_of, merge = (self._left_key if from_left else self._right_key), self._merge
         out: list[Delta] = []
         for n, (row, mult) in enumerate(deltas):
             key = key_of(row)
             if None in key:
                 self._hand_over()
                 self._reference.emit(out)
-                self._reference.push_right(deltas[n:])
+                (self._reference.push_left if from_left else self._reference.push_right)(deltas[n:])
                 return
             matches = other.get(key)
             if matches:
-                for lrow, count in reversed(matches.items()):
-                    out.append((merge(lrow, row), mult * count))
+                for held, count in reversed(matches.items()):  # newest first, like the ring
+                    merged = merge(row, held) if from_left else merge(held, row)
+                    out.append((merged, mult * count))
             _add(own, key, row, mult)
         self.emit(out)
 

@@ -21,7 +21,6 @@ makes the operator hand over to the reference: the current relation is pushed in
 from __future__ import annotations
 
 from bisect import bisect_left, insort
-from collections import Counter
 from collections.abc import Callable
 from fractions import Fraction
 from math import gcd
@@ -29,7 +28,7 @@ from typing import Any
 
 from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
-from taxi_rsp.engine.ops.topk import TopKOp, _row_key
+from taxi_rsp.engine.ops.topk import TopKOp, _row_key, snapshot_deltas
 from taxi_rsp.lang import ast
 from taxi_rsp.rdf.dictionary import (
     DECIMAL_SCALE,
@@ -288,13 +287,10 @@ class CompiledTopK(Operator):
         if not self._emits_deltas:
             return
         current = self.snapshot()
-        if current == self._last:
-            return
-        old, new = Counter(self._last), Counter(current)
-        out: list[Delta] = [(row, -n) for row, n in (old - new).items()]
-        out += [(row, n) for row, n in (new - old).items()]
-        self._last = current
-        self.emit(out)
+        if current != self._last:
+            out = snapshot_deltas(self._last, current)
+            self._last = current
+            self.emit(out)
 
 
 

@@ -36,6 +36,16 @@ def _row_key(row: Row) -> tuple:
     return tuple(v if type(v) is int else (-1 if v is None else (1 << 64) + (hash(v) & 0xFFFFFFFF)) for v in row)
 
 
+def snapshot_deltas(last: list[Row], current: list[Row]) -> list[Delta]:
+    """The retractions and insertions that turn the bag ``last`` into ``current``.
+
+    >>> snapshot_deltas([("a",), ("b",)], [("b",), ("c",)])
+    [(('a',), -1), (('c',), 1)]
+    """
+    old, new = Counter(last), Counter(current)
+    return [(row, -n) for row, n in (old - new).items()] + [(row, n) for row, n in (new - old).items()]
+
+
 class TopKOp(Operator):
     def __init__(
         self,
@@ -101,13 +111,10 @@ class TopKOp(Operator):
         if not self._emits_deltas:
             return
         current = self.snapshot()
-        if current == self._last:
-            return
-        old, new = Counter(self._last), Counter(current)
-        out: list[Delta] = [(row, -n) for row, n in (old - new).items()]
-        out += [(row, n) for row, n in (new - old).items()]
-        self._last = current
-        self.emit(out)
+        if current != self._last:
+            out = snapshot_deltas(self._last, current)
+            self._last = current
+            self.emit(out)
 
     def state_size(self) -> int:
         return len(self._entries)
