@@ -158,12 +158,13 @@ def test_feed_without_outputs_only_counts(sample_full: Path, capsys) -> None:
     assert out.startswith("100 lines: 100 accepted, 0 rejected; outliers q1 ") and "quads" not in out
 
 
-@pytest.mark.parametrize("problem", ["missing input", "input is a folder", "no output folder"])
+@pytest.mark.parametrize("problem", ["missing input", "input is a folder", "output folder is a file"])
 def test_feed_user_errors(problem: str, sample_full: Path, tmp_path: Path, capsys) -> None:
     argv = {
         "missing input": ["feed", str(tmp_path / "nope.csv")],
         "input is a folder": ["feed", str(tmp_path)],
-        "no output folder": ["feed", str(sample_full), "--nquads", str(tmp_path / "no" / "x.nq")],
+        # A missing folder is created (issue 18); a file where the folder should be is an error.
+        "output folder is a file": ["feed", str(sample_full), "--nquads", str(sample_full / "x.nq")],
     }[problem]
     assert main(argv) == 2
     err = capsys.readouterr().err

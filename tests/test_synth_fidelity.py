@@ -67,7 +67,8 @@ def test_cli_trips_and_dirty_options(tmp_path: Path, capsys) -> None:
         (["synth", "--days", "1"], "--out"),
         (["synth", "--days", "0", "--out", "x.csv"], "--days"),
         (["synth", "--dirty", "2", "--out", "x.csv"], "--dirty"),
-        (["synth", "--out", "/nonexistent-dir/x.csv"], "does not exist"),
+        # A missing folder is created (issue 18); a file where the folder should be is an error.
+        (["synth", "--out", "/dev/null/x.csv"], "cannot create folder /dev/null"),
         (["synth", "--check", "/nonexistent-file.csv"], "no such file"),
     ],
 )
