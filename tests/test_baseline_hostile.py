@@ -30,7 +30,7 @@ SLICE_LINES = 200
 
 # name -> (environment, Spark settings, baseline arguments, oracle windows)
 HOSTILE = {
-    "new-york-C-1-core-tiny-splits": (
+    "st-johns-C-1-core-tiny-splits": (
         {"TZ": "America/St_Johns", "LC_ALL": "C", "LANG": "C"},
         {"spark.sql.files.maxPartitionBytes": "2048", "spark.sql.files.openCostInBytes": "0",
          "spark.sql.execution.arrow.maxRecordsPerBatch": "3"},
