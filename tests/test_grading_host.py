@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from taxi_rsp.cli import main
+from taxi_rsp.errors import UserError
 from taxi_rsp.grading import iodisk
 from taxi_rsp.grading.grader import guest_paths, stage_job
 from taxi_rsp.grading.image import ImageFiles, mmdebstrap_command
@@ -42,9 +43,12 @@ def test_qemu_command_isolates_the_guest(tmp_path: Path) -> None:
     assert f"file={tmp_path / 'rootfs.img'},format=raw,if=virtio,snapshot=on" in text
     assert f"file={tmp_path / 'io.img'},format=raw,if=virtio" in text
     assert "init=/opt/grader/init.sh" in text and "tcg,thread=multi" in text
+    # No AVX under TCG: QEMU 7.2 emulates AVX2 wrongly (issue 20).
+    assert command[command.index("-cpu") + 1] == "Nehalem-v1"
     small = qemu_command(ImageFiles(tmp_path), tmp_path / "io.img", VmConfig(cpus=2, memory_mb=2048),
                          "kvm", tmp_path / "c.log")
     assert "-smp 2 -m 2048" in " ".join(small) and "kvm" in small
+    assert small[small.index("-cpu") + 1] == "host"
 
 
 def test_mmdebstrap_installs_wheels_offline(tmp_path: Path) -> None:
@@ -74,6 +78,19 @@ def test_exchange_disk_round_trip_copies_only_regular_files(tmp_path: Path) -> N
     assert not iodisk.read_file(disk, "/output/q2.csv", tmp_path / "back" / "q2.csv")
     assert not iodisk.read_file(disk, "/output/none.csv", tmp_path / "back" / "none.csv")
     assert not (tmp_path / "back" / "q2.csv").exists()
+
+
+def test_exchange_disk_size_is_capped(tmp_path: Path) -> None:
+    stage = tmp_path / "stage"
+    (stage / "input").mkdir(parents=True)
+    with (stage / "input" / "data.csv").open("wb") as handle:  # 5 GiB apparent, sparse
+        handle.truncate(5 << 30)
+    with pytest.raises(UserError, match="over its 4,096 MiB cap") as caught:
+        iodisk.disk_size(stage, 1 << 20)
+    assert "\n" not in str(caught.value)
+    (stage / "input" / "data.csv").unlink()
+    (stage / "input" / "data.csv").symlink_to("/dev/zero")  # links are not followed
+    assert iodisk.disk_size(stage, 1 << 20) == iodisk.MIN_BYTES
 
 
 def test_grade_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],

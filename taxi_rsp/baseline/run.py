@@ -27,6 +27,7 @@ from taxi_rsp.baseline.evaluate import RESULT_DDL, QuerySpec, chunk_function
 from taxi_rsp.baseline.instants import evaluation_instants, split_into_chunks
 from taxi_rsp.baseline.outputs import OutputFolder
 from taxi_rsp.baseline.reader import read_trips
+from taxi_rsp.baseline.topk import SELF_CHECK_FAILED
 from taxi_rsp.errors import UserError
 from taxi_rsp.runner import data_warnings
 from taxi_rsp.spec import REJECT_REASONS, REJECTS_HEADER
@@ -91,7 +92,13 @@ def run_batch(jobs: Sequence[tuple[Path, Path]], settings: BaselineSettings, spa
         for summary in summaries:
             summary.update(emitted={}, delay_ms={}, recompute_ms={}, instants={})
         for spec in settings.specs():
-            per_stream = _run_query(spark, read.trips, spec, bounds, chunks, folders)
+            try:
+                per_stream = _run_query(spark, read.trips, spec, bounds, chunks, folders)
+            except Exception as exc:  # a worker's self-check arrives wrapped in Spark's error
+                error = _self_check_error(exc)
+                if error is None:
+                    raise
+                raise error from None
             for summary, stats in zip(summaries, per_stream):
                 for key, value in stats.items():
                     summary[key][spec.name] = value
@@ -110,6 +117,14 @@ def run_batch(jobs: Sequence[tuple[Path, Path]], settings: BaselineSettings, spa
         for folder in folders:
             folder.abort()
         raise
+
+
+def _self_check_error(exc: Exception) -> UserError | None:
+    """The one-line message of a :class:`SelfCheckError` raised in a Python worker."""
+    for line in str(exc).splitlines():
+        if SELF_CHECK_FAILED in line:
+            return UserError(line[line.index(SELF_CHECK_FAILED):].strip())
+    return None
 
 
 def _counts(trips: DataFrame, rejects: DataFrame, streams: int) -> tuple[list[dict], dict[int, tuple[int, int]]]:

@@ -78,7 +78,8 @@ def _grade(args: argparse.Namespace) -> int:
         grades.append(grade)
     standings = leaderboard(grades)
     context = {"data": str(args.data), "reference": reference.describe(),
-               "vm": {"cpus": args.cpus, "memory_mb": args.memory, "time_limit_s": args.timeout},
+               "vm": {"cpus": args.cpus, "memory_mb": args.memory, "time_limit_s": args.timeout,
+                      "tcg_cpu": config.vm.tcg_cpu},
                "image_manifest": str(image.manifest)}
     write_reports(args.out, standings, context)
     print()

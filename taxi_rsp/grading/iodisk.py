@@ -14,13 +14,20 @@ from pathlib import Path
 from taxi_rsp.errors import UserError
 
 MIN_BYTES = 64 << 20
+# The largest exchange disk made: a submission is at most 512 MiB (submission.py) and
+# outputs get a fixed allowance, so only the data file can push a disk past this.
+MAX_BYTES = 4 << 30
 
 
 def disk_size(stage: Path, output_allowance: int) -> int:
-    """Bytes for the disk: what is staged, room for outputs, ext4 overhead."""
-    staged = sum(p.stat().st_size for p in stage.rglob("*") if p.is_file())
+    """Bytes for the disk: what is staged, room for outputs, ext4 overhead; at most MAX_BYTES."""
+    staged = sum(p.lstat().st_size for p in stage.rglob("*") if p.is_file() and not p.is_symlink())
     size = max(MIN_BYTES, int(staged * 1.2) + output_allowance + (16 << 20))
-    return (size + (1 << 20) - 1) >> 20 << 20
+    size = (size + (1 << 20) - 1) >> 20 << 20
+    if size > MAX_BYTES:
+        raise UserError(f"the exchange disk would need {size >> 20:,} MiB, over its "
+                        f"{MAX_BYTES >> 20:,} MiB cap: grade on a smaller --data file")
+    return size
 
 
 def make_disk(stage: Path, image: Path, size_bytes: int) -> None:

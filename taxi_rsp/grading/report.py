@@ -29,7 +29,7 @@ def details_markdown(grade: SubmissionGrade) -> str:
         r = grade.run
         out += [f"exec {_num(r.exec_seconds, '{:.2f}')} s in the VM (exit {r.exit_code}), "
                 f"boot {_num(r.boot_seconds)} s, VM wall {_num(r.vm_wall_seconds)} s, "
-                f"accel {r.accel}", ""]
+                f"accel {r.accel}" + (f", guest CPU {r.guest_cpu}" if r.guest_cpu else ""), ""]
     for query, g in grade.grades.items():
         d = g.delay
         out.append(

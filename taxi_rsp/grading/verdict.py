@@ -32,6 +32,7 @@ class RunRecord:
     boot_seconds: float | None = None
     vm_killed: bool = False
     accel: str | None = None
+    guest_cpu: str | None = None  # the CPU model the guest saw and its SIMD extensions
     stderr_tail: str = ""
 
     @classmethod
@@ -44,8 +45,18 @@ class RunRecord:
             exec_seconds=float(seconds) if isinstance(seconds, (int, float)) else None,
             error=str(data["error"]) if data.get("error") else None,
             signal=str(data["signal"]) if data.get("signal") else None,
+            guest_cpu=_guest_cpu(data.get("guest")),
             **host,  # type: ignore[arg-type]
         )
+
+
+def _guest_cpu(guest: object) -> str | None:
+    """``"<model> (sse4_2, ...)"`` from the runner's guest facts, when it recorded them."""
+    if not isinstance(guest, Mapping) or not guest.get("cpu_model"):
+        return None
+    simd = guest.get("simd")
+    extensions = ", ".join(map(str, simd)) if isinstance(simd, list) and simd else "no SSE4.2/AVX"
+    return f"{guest['cpu_model']} ({extensions})"
 
 
 @dataclass(frozen=True)

@@ -61,11 +61,26 @@ def tail(path: Path) -> str:
         return handle.read().decode("utf-8", errors="replace")
 
 
+def cpu_info() -> tuple[str, list[str]]:
+    """The CPU model name and which of the SIMD extensions programs may pick it offers."""
+    model, flags = "", set()
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "model name" and not model:
+            model = value.strip()
+        elif key.strip() == "flags" and not flags:
+            flags = set(value.split())
+    return model, [f for f in ("sse4_2", "avx", "avx2", "fma", "avx512f") if f in flags]
+
+
 def guest_facts() -> dict[str, object]:
     meminfo = Path("/proc/meminfo").read_text().splitlines()
     mem_kb = next((int(line.split()[1]) for line in meminfo if line.startswith("MemTotal:")), 0)
+    model, simd = cpu_info()
     return {
         "cpus": os.cpu_count(),
+        "cpu_model": model,
+        "simd": simd,
         "mem_total_kb": mem_kb,
         "kernel": platform.release(),
         "python": platform.python_version(),
