@@ -203,3 +203,32 @@ def test_an_emptied_sum_of_decimals_is_a_decimal_zero_like_the_reference() -> No
     compiled = _outputs(text, events, compiled=True)
     assert compiled == _outputs(text, events, compiled=False)
     assert [row[0].lexical for _, _, rows, _ in compiled for row in rows] == ["2.5", "0.0"]
+
+
+def test_a_hand_over_in_the_middle_of_a_batch_passes_the_rest_of_the_batch_on() -> None:
+    """A batch of deltas (static data, a burst of expiries) whose middle row does not fit
+    the compiled kinds: the rows after it must reach the reference too."""
+    from taxi_rsp.engine.compiled.group import CompiledGroup
+    from taxi_rsp.engine.expr import compile_expr
+    from taxi_rsp.engine.ops.group import GroupOp
+    from taxi_rsp.lang import ast
+    from taxi_rsp.rdf.dictionary import Dictionary
+
+    d = Dictionary()
+    schema = ("k", "v")
+    arg = ast.Var("v")
+    closure = compile_expr(arg, {"k": 0, "v": 1}, d)
+    spec = [("s", "SUM", False, arg, closure)]
+    batch = [((d.encode_value(k), d.encode_value(v)), 1)
+             for k, v in (("a", 1), ("b", 2), ("a", "text"), ("b", 5), ("c", 7))]
+    results = []
+    for compiled in (True, False):
+        reference = GroupOp(schema, ("k",), [(v, n, dist, c) for v, n, dist, _, c in spec], d)
+        op = CompiledGroup(schema, ("k",), spec, reference, d) if compiled else reference
+        seen: list = []
+        op.connect(seen.extend)
+        op.push(batch)
+        op.flush()
+        results.append(sorted((tuple(d.value(x) if x is not None else None for x in row), m) for row, m in seen))
+    assert results[0] == results[1]
+    assert (("c", 7), 1) in results[0] and (("b", 7), 1) in results[0]

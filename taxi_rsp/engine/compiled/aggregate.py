@@ -124,9 +124,8 @@ class CompiledAggregate(Operator):
         rows = self.matcher.match_view(view)
         if rows:
             expiry = time + self.range_ms
-            insert = self._insert
             for row in rows:
-                insert(row, expiry)
+                self._insert(row, expiry)  # looked up each time: a row may make it hand over
 
     def flush(self) -> None:
         if self.mode == "reference":

@@ -118,14 +118,18 @@ class CompiledGroup(Operator):
         key = "(" + "".join(f"x{i}, " for i in self._key_pos) + ")"
         unpack = ", ".join(f"x{i}" for i in range(len(self._input_schema)))
         guard = " or ".join(f"(x{i} >> {TYPE_SHIFT}) != {h}" for i, h in sorted(w.guards.items()))
-        src = ["def push(deltas):", "    for row, mult in deltas:", "        try:"]
+        src = ["def push(deltas):", "    for n, (row, mult) in enumerate(deltas):", "        try:"]
         if unpack:
             src.append(f"            {unpack}, = row")
         if guard:
             src.append(f"            if {guard}: raise _Miss")
         src += [f"            {line}" for line in w.lines]
         src += [f"            {a} = {code}" for a, code in zip(args, arg_codes)]
-        src += ["        except Exception:", "            _slow(row, mult)", "            continue",
+        src += ["        except Exception:",
+                "            if _slow(row, mult):  # handed over: the reference takes the rest",
+                "                _reference_push(deltas[n + 1:])",
+                "                return",
+                "            continue",
                 f"        apply({key}, mult{''.join(', ' + a for a in args)})"]
         src += ["", f"def apply(key, mult{''.join(', ' + a for a in args)}):",
                 "    st = groups.get(key)",
@@ -148,7 +152,8 @@ class CompiledGroup(Operator):
         self.source = "\n".join(src)
         namespace = dict(w.consts)
         namespace.update(c.runtime())
-        namespace.update(_Miss=_Miss, _slow=self._slow, groups=self._groups, dirty=self._dirty,
+        namespace.update(_Miss=_Miss, _slow=self._slow, _reference_push=self._reference.push,
+                         groups=self._groups, dirty=self._dirty,
                          implicit=self._implicit, emit=self.emit, insort=insort, bisect_left=bisect_left,
                          _int_id=self._int_id, _dec_id=self._dec_id, _median_id=self._median_id,
                          _avg_id=self._avg_id)
@@ -184,14 +189,17 @@ class CompiledGroup(Operator):
         return f"_median_id({slot}, {scale}, {kind == 'I'})"
 
     # -- slow path and hand-over -----------------------------------------------------------
-    def _slow(self, row: Row, mult: int) -> None:
+    def _slow(self, row: Row, mult: int) -> bool:
+        """A delta the generated code could not take; True when it made the operator
+        hand over (the rest of the batch then goes to the reference too)."""
         try:
             values = [self._fast_value(closure, kind, row) for (_, _, closure), kind in zip(self._aggs, self._kinds)]
         except _Deopt:
             self._hand_over()
             self._reference.push([(row, mult)])
-            return
+            return True
         self._apply(tuple(row[i] for i in self._key_pos), mult, *values)
+        return False
 
     def _python_value(self, value: int, kind: Any) -> Any:
         return value if kind == "I" else Fraction(value, 10 ** kind[1])
