@@ -105,13 +105,20 @@ def _plain_interrupts() -> None:
     root = logging.getLogger()
     if not any(isinstance(f, _Py4jInterruptFilter) for f in root.filters):
         root.addFilter(_Py4jInterruptFilter())
+    # py4j's own loggers report the torn-down connections of an interrupted run as ERRORs
+    # with tracebacks ("... while shutting down connection"); a real py4j failure still
+    # surfaces as the Py4JError the failing call raises.
+    logging.getLogger("py4j").setLevel(logging.CRITICAL)
 
 
 class _Py4jInterruptFilter(logging.Filter):
-    """Drops py4j's "... while sending command." records (logged on the root logger)."""
+    """Drops py4j's records about an interrupted call or connection (logged on the root
+    logger): "... while sending command." and "... while shutting down connection"."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not ("py4j" in record.pathname and "while sending command" in record.getMessage())
+        message = record.getMessage()
+        return not ("py4j" in record.pathname
+                    and ("while sending command" in message or "while shutting down connection" in message))
 
 
 def start_quiet_jvm(builder) -> None:  # noqa: ANN001 - SparkSession.Builder
