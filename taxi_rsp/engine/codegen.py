@@ -363,6 +363,11 @@ class ChunkCompiler:
         self.slots = [self.slots[i] if i is not None else ("None", None, None) for i in positions]
         self.names = list(schema)
 
+    def guard_test(self) -> str:
+        """Source of the test that some decoded input id has another type code than
+        the sample's ('' when nothing was decoded)."""
+        return " or ".join(f"(x{i} >> {TYPE_SHIFT}) != {head}" for i, head in sorted(self.w.guards.items()))
+
     def encode(self, value: str, kind: Kind) -> str:
         """Emit the id computation of a fast value; returns the local holding the id."""
         return self._encode(value, kind)
@@ -400,7 +405,7 @@ class ChunkCompiler:
         for ident, value, kind in self.slots:
             outputs.append(ident if ident is not None else self._encode(value, kind))
         body = w.lines
-        guard = " or ".join(f"(x{i} >> {TYPE_SHIFT}) != {head}" for i, head in sorted(w.guards.items()))
+        guard = self.guard_test()
         unpack = ", ".join(f"x{i}" for i in range(len(self.schema)))
         src = ["def chunk(row):", "    try:"]
         if self.schema:
@@ -417,6 +422,12 @@ class ChunkCompiler:
         chunk = namespace["chunk"]
         chunk.source = source  # type: ignore[attr-defined]
         return chunk
+
+
+def type_codes(sample: tuple) -> dict[int, int]:
+    """Position -> type code of the inline ids of ``sample`` (what generated code is
+    specialised on)."""
+    return {i: (v >> TYPE_SHIFT) & 0xF for i, v in enumerate(sample) if type(v) is int and v & INLINE_FLAG}
 
 
 class _Miss(Exception):
@@ -440,8 +451,7 @@ def compile_chunk(
     expr)``, ``("project", positions, schema)``) over rows of ``schema``, specialised on
     the type codes of ``sample``; ``generic`` is the reference chain (row -> row/None).
     Returns ``generic`` itself when some step has no fast form."""
-    codes = {i: (v >> TYPE_SHIFT) & 0xF for i, v in enumerate(sample)
-             if type(v) is int and v & INLINE_FLAG}
+    codes = type_codes(sample)
     compiler = ChunkCompiler(dictionary, schema, codes)
     try:
         for step in steps:

@@ -43,7 +43,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
-from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss
+from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss, type_codes
 from taxi_rsp.engine.expr import Compiled, ExprError
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.aggregates import Sum
@@ -159,8 +159,7 @@ class CompiledAggregate(Operator):
         self._insert(row, expiry)
 
     def _compile(self, sample: Row) -> None:
-        codes = {i: (v >> TYPE_SHIFT) & 0xF for i, v in enumerate(sample)
-                 if type(v) is int and v & INLINE_FLAG}
+        codes = type_codes(sample)
         c = ChunkCompiler(self.dictionary, self.matcher.schema, codes)
         for step in self._descriptions:
             if step[0] == "filter":
@@ -181,7 +180,7 @@ class CompiledAggregate(Operator):
         args = [f"a{j}" for j in range(len(self._aggs))]
         key = "(" + ", ".join(key_ids) + ("," if len(key_ids) == 1 else "") + ")"
         unpack = ", ".join(f"x{i}" for i in range(len(self.matcher.schema)))
-        guard = " or ".join(f"(x{i} >> {TYPE_SHIFT}) != {h}" for i, h in sorted(w.guards.items()))
+        guard = c.guard_test()
         body = [f"        {line}" for line in w.lines]
         src = ["def insert(row, expiry):", "    try:"]
         if unpack:

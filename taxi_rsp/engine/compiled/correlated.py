@@ -19,11 +19,11 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss
+from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss, type_codes
 from taxi_rsp.engine.index.oneway import Entry
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.minus import AntiJoinOp, SemiJoinOp, _Correlated
-from taxi_rsp.rdf.dictionary import INLINE_FLAG, TYPE_SHIFT, Dictionary
+from taxi_rsp.rdf.dictionary import Dictionary
 
 _LOCAL = re.compile(r"\bx(\d+)\b")
 
@@ -81,13 +81,12 @@ class CompiledCorrelated(Operator):
 
     def _compile(self, sample: Row) -> Callable[[Row, Row], bool]:
         schema = self._reference.merged_schema
-        codes = {i: (v >> TYPE_SHIFT) & 0xF for i, v in enumerate(sample)
-                 if type(v) is int and v & INLINE_FLAG}
+        codes = type_codes(sample)
         c = ChunkCompiler(self._dictionary, schema, codes)
         code, kind = c.expr(self._condition_expr)
         test = c._ebv(code, kind)
         w = c.w
-        guard = " or ".join(f"(x{i} >> {TYPE_SHIFT}) != {h}" for i, h in sorted(w.guards.items()))
+        guard = c.guard_test()
         used = sorted({int(m) for line in w.lines for m in _LOCAL.findall(line)} | set(w.guards))
         src = ["def holds(lrow, rrow):", "    try:"]
         for k in used:  # the merged row's variable k, read from the side that has it

@@ -20,14 +20,14 @@ from bisect import bisect_left, insort
 from fractions import Fraction
 from typing import Any
 
-from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss
+from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss, type_codes
 from taxi_rsp.engine.compiled.aggregate import FUSABLE, CompiledAggregate, _Deopt, flush_source
 from taxi_rsp.engine.expr import Compiled
 from taxi_rsp.engine.ops.aggregates import Count, Max, Median, Min, Sum
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.group import GroupOp
 from taxi_rsp.lang import ast
-from taxi_rsp.rdf.dictionary import INLINE_FLAG, TYPE_SHIFT, Dictionary
+from taxi_rsp.rdf.dictionary import Dictionary
 
 _FIRST_STATE = 2  # [rows, last output, one slot per aggregate]
 
@@ -104,8 +104,7 @@ class CompiledGroup(Operator):
         self._dirty.clear()
 
     def _compile(self, sample: Row) -> None:
-        codes = {i: (v >> TYPE_SHIFT) & 0xF for i, v in enumerate(sample)
-                 if type(v) is int and v & INLINE_FLAG}
+        codes = type_codes(sample)
         c = ChunkCompiler(self.dictionary, self._input_schema, codes)
         arg_codes, kinds = [], []
         for name, arg, _ in self._aggs:
@@ -117,7 +116,7 @@ class CompiledGroup(Operator):
         args = [f"a{j}" for j in range(len(self._aggs))]
         key = "(" + "".join(f"x{i}, " for i in self._key_pos) + ")"
         unpack = ", ".join(f"x{i}" for i in range(len(self._input_schema)))
-        guard = " or ".join(f"(x{i} >> {TYPE_SHIFT}) != {h}" for i, h in sorted(w.guards.items()))
+        guard = c.guard_test()
         src = ["def push(deltas):", "    for n, (row, mult) in enumerate(deltas):", "        try:"]
         if unpack:
             src.append(f"            {unpack}, = row")

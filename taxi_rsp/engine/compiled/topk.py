@@ -26,7 +26,7 @@ from fractions import Fraction
 from math import gcd
 from typing import Any
 
-from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss
+from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss, type_codes
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.topk import TopKOp, _row_key, snapshot_deltas
 from taxi_rsp.lang import ast
@@ -117,8 +117,7 @@ class CompiledTopK(Operator):
 
     def _compile(self, sample: Row) -> None:
         schema = self._input_schema
-        codes = {i: (v >> TYPE_SHIFT) & 0xF for i, v in enumerate(sample)
-                 if type(v) is int and v & INLINE_FLAG}
+        codes = type_codes(sample)
         c = ChunkCompiler(self._dictionary, schema, codes)
         ratios = {e.name: r for e, _ in self._order if isinstance(e, ast.Var)
                   and (r := self._ratio_inputs(e.name, schema)) is not None}
@@ -144,7 +143,7 @@ class CompiledTopK(Operator):
                 raise NoFast(expr)  # a descending string has no negation
             parts.append(f"-({code})" if descending else code)
         w = c.w
-        guard = " or ".join(f"(x{i} >> {TYPE_SHIFT}) != {h}" for i, h in sorted(w.guards.items()))
+        guard = c.guard_test()
         unpack = ", ".join(f"x{i}" for i in range(len(schema)))
         src = ["def key(row):", "    try:"]
         if unpack:
