@@ -33,19 +33,20 @@ class _Codec(ABC):
         self.cache: dict[str, object] = {}
         self.limit = CACHE_LIMIT if limit is None else limit
 
-    def miss(self, text: str):
-        """Compute the result of ``text`` and remember it if it is valid."""
-        result = self.compute(text)
+    def miss(self, raw: str):
+        """Compute the result of the field text ``raw`` (stripped first) and remember it
+        under ``raw`` if it is valid."""
+        result = self.compute(raw.strip())
         if result is None:
             return None
         if len(self.cache) >= self.limit:
             self.cache.clear()
-        self.cache[text] = result
+        self.cache[raw] = result
         return result
 
     @abstractmethod
     def compute(self, text: str):
-        """The result for ``text``, or None when it is not valid (each codec defines it)."""
+        """The result for the stripped ``text``, or None when it is not valid."""
 
 
 def decimal_id(dictionary: Dictionary, scaled: int, places: int) -> int:
@@ -66,15 +67,16 @@ class StringCodec(_Codec):
 
 
 class TimestampCodec(_Codec):
-    """``YYYY-MM-DD HH:MM:SS`` -> (milliseconds, xsd:dateTime id), or None if invalid."""
+    """``YYYY-MM-DD HH:MM:SS`` -> (milliseconds, xsd:dateTime id, the stripped text), or
+    None if invalid."""
 
     __slots__ = ()
 
-    def compute(self, text: str) -> tuple[int, int] | None:
+    def compute(self, text: str) -> tuple[int, int, str] | None:
         millis = timestamp_millis(text)
         if millis is None:
             return None
-        return millis, self.dictionary.datetime_id(millis)
+        return millis, self.dictionary.datetime_id(millis), text
 
 
 class AxisCodec(_Codec):

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from taxi_rsp.spec import REJECT_REASONS
 
 
-@dataclass(frozen=True, slots=True)
-class TripMeta:
-    """What a listener needs about a triggering trip; the engine never looks at it."""
+class TripMeta(NamedTuple):
+    """What a listener needs about a triggering trip; the engine never looks at it.
+    (A named tuple: one is made per accepted line, and a tuple is the cheapest
+    immutable record CPython builds.)"""
 
     line_no: int  # = seq, the 1-based physical line number
     pickup: str  # pickup_datetime as validated, e.g. "2013-01-01 00:00:00"

@@ -13,22 +13,25 @@ from __future__ import annotations
 import re
 from datetime import date
 
-_DECIMAL = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?\Z")
 _EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
 _TIMESTAMP = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})\Z")
 
 
 def to_scaled(text: str, places: int) -> int | None:
-    """``text`` in xsd:decimal syntax as an integer count of 10^-places, rounded once
-    half to even; None when it is not a decimal number."""
-    match = _DECIMAL.match(text)
-    if match is None:
+    """``text`` in xsd:decimal syntax (``[+-]?[0-9]*(.[0-9]*)?`` with at least one
+    digit) as an integer count of 10^-places, rounded once half to even; None when it
+    is not a decimal number. (String methods, not a regex: this runs on every cache
+    miss of the Feeder's coordinate and money codecs.)"""
+    negative = False
+    if text[:1] in ("+", "-"):
+        negative = text[0] == "-"
+        text = text[1:]
+    whole, _, frac = text.partition(".")
+    number = whole + frac
+    # "", "+", ".", "-." are not numbers; isdigit alone would take "²" and "٤"
+    if not (number.isascii() and number.isdigit()):
         return None
-    sign, whole, frac = match.group(1), match.group(2), match.group(3)
-    if not whole and not frac:  # "", "+", ".", "-." are not numbers
-        return None
-    frac = frac or ""
-    digits = int((whole or "0") + frac)
+    digits = int(number)
     shift = places - len(frac)
     if shift >= 0:
         value = digits * 10**shift
@@ -37,7 +40,7 @@ def to_scaled(text: str, places: int) -> int | None:
         value, rest = divmod(digits, unit)
         if 2 * rest > unit or (2 * rest == unit and value % 2 == 1):  # half to even
             value += 1
-    return -value if sign == "-" else value
+    return -value if negative else value
 
 
 def timestamp_millis(text: str) -> int | None:

@@ -96,8 +96,12 @@ class RegisteredQuery:
 
     # -- clock -------------------------------------------------------------------------
     def next_expiry(self) -> int | None:
-        times = [t for t in (w.next_expiry() for w in self.physical.windows) if t is not None]
-        return min(times) if times else None
+        first = None
+        for window in self.physical.windows:
+            t = window.next_expiry()
+            if t is not None and (first is None or t < first):
+                first = t
+        return first
 
     def expire(self, until: int) -> None:
         for window in self.physical.windows:

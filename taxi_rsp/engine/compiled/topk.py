@@ -129,7 +129,8 @@ class CompiledTopK(Operator):
             direction = "descending" if descending else "ascending"
             if isinstance(expr, ast.Var) and expr.name in ratios:
                 a, b = ratios[expr.name]
-                parts.append(f"*_ratio_{direction}(x{a}, x{b})")
+                # the same (numerator, divisor) ids recur constantly: memoised
+                parts.append(f"*(_ratio_{direction}_memo.get((x{a}, x{b})) or _ratio_{direction}(x{a}, x{b}))")
                 continue
             if isinstance(expr, ast.Var) and expr.name in schema and codes.get(
                     schema.index(expr.name)) != T_INTEGER:
@@ -162,8 +163,11 @@ class CompiledTopK(Operator):
         namespace["_Miss"] = _Miss
         namespace["_ascending"] = self._ascending
         namespace["_descending"] = self._descending
-        namespace["_ratio_ascending"] = self._ratio_ascending
-        namespace["_ratio_descending"] = self._ratio_descending
+        for direction in ("ascending", "descending"):
+            compute = getattr(self, f"_ratio_{direction}")
+            memo: dict[tuple[int, int], tuple[float, _Rational]] = {}
+            namespace[f"_ratio_{direction}"] = _memoised(compute, memo)
+            namespace[f"_ratio_{direction}_memo"] = memo
         namespace["_row_key"] = _row_key
         exec(compile(self.source, "<taxi_rsp compiled top-k>", "exec"), namespace)  # noqa: S102 - our own source
         self._key = namespace["key"]
@@ -225,6 +229,7 @@ class CompiledTopK(Operator):
                 self._hand_over(deltas)
                 return
         key_of, held, ordered, wanted = self._key, self._held, self._sorted, self._wanted
+        changed = self._changed
         for n, (row, mult) in enumerate(deltas):
             found = held.get(row)
             if found is None:
@@ -232,22 +237,26 @@ class CompiledTopK(Operator):
                     raise ValueError(f"retraction of a row not in the top-k input: {row!r}")
                 key = key_of(row)
                 if key is None:
+                    self._changed = changed
                     self._hand_over(deltas[n:])
                     return
-                if not self._changed and (wanted is None or bisect_left(ordered, key) < wanted):
-                    self._changed = True
+                # a key reaches the reported prefix iff it sorts at or before its last
+                # key (one comparison; equal to bisect_left(ordered, key) < wanted)
+                if not changed and (wanted is None or len(ordered) < wanted or key <= ordered[wanted - 1]):
+                    changed = True
                 insort(ordered, key)
                 held[row] = [key, mult]
                 continue
             key = found[0]
-            if not self._changed and (wanted is None or bisect_left(ordered, key) < wanted):
-                self._changed = True
-            found[1] += mult
-            if found[1] < 0:
-                raise ValueError(f"retraction below zero in top-k: {row!r}")
-            if found[1] == 0:
+            if not changed and (wanted is None or len(ordered) < wanted or key <= ordered[wanted - 1]):
+                changed = True
+            count = found[1] = found[1] + mult
+            if count <= 0:
+                if count < 0:
+                    raise ValueError(f"retraction below zero in top-k: {row!r}")
                 del ordered[bisect_left(ordered, key)]
                 del held[row]
+        self._changed = changed
 
     def _hand_over(self, remaining: list[Delta]) -> None:
         """Give the relation to the reference operator, which answers from now on."""
@@ -291,6 +300,22 @@ class CompiledTopK(Operator):
             self._last = current
             self.emit(out)
 
+
+
+_MEMO_LIMIT = 1 << 16
+
+
+def _memoised(compute: Callable[[Any, Any], tuple], memo: dict) -> Callable[[Any, Any], tuple]:
+    """``compute`` remembering its results in ``memo`` (bounded: emptied when full).
+    Term ids never change meaning, so a pair of ids always has the same key parts;
+    the generated key reads ``memo`` first and calls this only on a miss."""
+    def miss(top: Any, bottom: Any) -> tuple:
+        parts = compute(top, bottom)
+        if len(memo) >= _MEMO_LIMIT:
+            memo.clear()
+        memo[top, bottom] = parts
+        return parts
+    return miss
 
 
 class _Rational:
