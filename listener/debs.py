@@ -38,6 +38,9 @@ PROFILES: dict[str, DebsProfile] = {
 }
 
 
+_TEXTS_LIMIT = 1 << 16  # per column; emptied when exceeded (memory stays bounded)
+
+
 class DebsTopKWriter:
     """Listener writing SPEC §5 lines to ``out``; keeps the delays for the summary."""
 
@@ -50,6 +53,9 @@ class DebsTopKWriter:
         self.profile = profile
         self.out = out
         self._value_pos = [(columns.index(var), FORMATTERS[fmt]) for var, fmt in profile.columns]
+        # Term ids never change meaning, and the same few thousand cells, counts and
+        # amounts fill every line: each column keeps the text of each id it formatted.
+        self._texts: list[dict[int | None, str]] = [{} for _ in profile.columns]
         self._key_pos = [columns.index(var) for var in profile.key]
         self._last_key: list[tuple] = []
         self._null_entry = ",".join(["NULL"] * len(profile.columns))
@@ -62,7 +68,6 @@ class DebsTopKWriter:
         if key == self._last_key:
             return
         self._last_key = key
-        values = output.values(rows)
         parts = []
         trigger = output.trigger
         if trigger.event is None:
@@ -71,9 +76,19 @@ class DebsTopKWriter:
         else:
             meta = trigger.event.meta
             parts += [meta.pickup, meta.dropoff]
-        for row in values:
-            parts.append(",".join(fmt(row[i]) for i, fmt in self._value_pos))
-        parts += [self._null_entry] * (self.profile.entries - len(values))
+        columns = [(i, fmt, texts, texts.get) for (i, fmt), texts in zip(self._value_pos, self._texts)]
+        for row in rows:
+            entry = []
+            for i, fmt, texts, known in columns:
+                term_id = row[i]
+                text = known(term_id)
+                if text is None:
+                    text = texts[term_id] = self._format(fmt, term_id, output)
+                    if len(texts) > _TEXTS_LIMIT:
+                        texts.clear()
+                entry.append(text)
+            parts.append(",".join(entry))
+        parts += [self._null_entry] * (self.profile.entries - len(rows))
         body = ",".join(parts)
         if trigger.event is None:
             delay = "NULL"
@@ -83,3 +98,8 @@ class DebsTopKWriter:
             delay = f"{delay_ms:.3f}"
         self.out.write(f"{body},{delay}\n")
         self.emitted += 1
+
+    @staticmethod
+    def _format(fmt, term_id: int | None, output: QueryOutput) -> str:
+        """The text of one value (the formatter sees the decoded Python value)."""
+        return fmt(None if term_id is None else output.query.dictionary.value(term_id))
