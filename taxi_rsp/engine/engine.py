@@ -101,18 +101,22 @@ class Engine:
         self._last_time = time
         self.events += 1
         view = EventView(event)  # the triple index is built only if a window needs it
+        trigger = Trigger(time, event)  # immutable: one for every query
+        stream = event.stream
+        set_event_time(time)
         for query in self._leaders:
             expiry = query.next_expiry()
-            while expiry is not None and expiry < time:
-                set_event_time(expiry)  # NOW() in rows derived at this instant
-                query.expire(expiry)
-                query.evaluate(Trigger(expiry))
-                expiry = query.next_expiry()
-            set_event_time(time)
+            if expiry is not None and expiry < time:
+                while expiry is not None and expiry < time:
+                    set_event_time(expiry)  # NOW() in rows derived at this instant
+                    query.expire(expiry)
+                    query.evaluate(Trigger(expiry))
+                    expiry = query.next_expiry()
+                set_event_time(time)
             query.expire(time)
-            if event.stream in query.streams:
+            if stream in query.streams:
                 query.insert(event, view)
-            query.evaluate(Trigger(time, event))
+            query.evaluate(trigger)
 
     def run(self, events: Iterable[GraphEvent]) -> None:
         for event in events:

@@ -15,6 +15,7 @@ import itertools
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from taxi_rsp.algebra.plan import LogicalPlan
 from taxi_rsp.engine.builder import PhysicalPlan
@@ -26,9 +27,10 @@ from taxi_rsp.rdf.events import GraphEvent
 from taxi_rsp.rdf.terms import BNode, Term
 
 
-@dataclass(frozen=True, slots=True)
-class Trigger:
-    """What caused an evaluation: an arriving event, or the expiry instant ``time``."""
+class Trigger(NamedTuple):
+    """What caused an evaluation: an arriving event, or the expiry instant ``time``.
+    (A named tuple: one is made per evaluation instant, and it is the cheapest
+    immutable record to build.)"""
 
     time: int
     event: GraphEvent | None = None
