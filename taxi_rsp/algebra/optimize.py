@@ -10,19 +10,15 @@ from collections.abc import Callable
 from dataclasses import fields, replace
 
 from taxi_rsp.algebra import plan as P
+from taxi_rsp.algebra.analysis import conjunction, conjuncts, expr_vars
 from taxi_rsp.lang import ast
 
 Rule = Callable[[P.PlanNode], P.PlanNode]
 
 
-def _expr_vars(expr: object) -> set[str]:
-    if isinstance(expr, ast.Var):
-        return {expr.name}
-    if isinstance(expr, ast.Call):
-        return set().union(*(_expr_vars(a) for a in expr.args)) if expr.args else set()
-    if isinstance(expr, ast.Aggregate):
-        return _expr_vars(expr.arg) if expr.arg is not None else set()
-    return set()
+def _reads(expr: object) -> set[str] | None:
+    """The variables ``expr`` reads; None (reads anything: never moved) with EXISTS."""
+    return expr_vars(expr)
 
 
 def _uses_bound(expr: object) -> bool:
@@ -36,7 +32,8 @@ def push_filter_below_correlated(node: P.PlanNode) -> P.PlanNode:
     reads only variables of L: those operators output L's rows unchanged."""
     if isinstance(node, P.Filter) and isinstance(node.child, (P.AntiJoin, P.SemiJoin)):
         inner = node.child
-        if _expr_vars(node.expr) <= set(inner.left.variables):
+        used = _reads(node.expr)
+        if used is not None and used <= set(inner.left.variables):
             return replace(inner, left=push_filter_below_correlated(P.Filter(inner.left, node.expr)))
     return node
 
@@ -46,7 +43,8 @@ def push_filter_below_extend(node: P.PlanNode) -> P.PlanNode:
     ?v: rows are dropped before the expression is computed for them."""
     if isinstance(node, P.Filter) and isinstance(node.child, P.Extend):
         extend = node.child
-        if extend.var not in _expr_vars(node.expr) and not _uses_bound(node.expr):
+        used = _reads(node.expr)
+        if used is not None and extend.var not in used and not _uses_bound(node.expr):
             return replace(extend, child=push_filter_below_extend(P.Filter(extend.child, node.expr)))
     return node
 
@@ -56,7 +54,9 @@ def push_filter_into_join_side(node: P.PlanNode) -> P.PlanNode:
     are all bound by that side; skipped for BOUND/COALESCE/IF, whose value may change
     when a variable becomes bound through the join."""
     if isinstance(node, P.Filter) and isinstance(node.child, P.Join) and not _uses_bound(node.expr):
-        join, used = node.child, _expr_vars(node.expr)
+        join, used = node.child, _reads(node.expr)
+        if used is None:
+            return node
         if used <= set(join.left.variables) and _certain(join.left):
             return replace(join, left=P.Filter(join.left, node.expr))
         if used <= set(join.right.variables) and _certain(join.right):
@@ -78,24 +78,12 @@ def push_condition_into_right(node: P.PlanNode) -> P.PlanNode:
     if not isinstance(node, (P.AntiJoin, P.SemiJoin, P.LeftJoin)) or node.condition is None:
         return node
     left_vars = set(node.left.variables)
-    conjuncts = _conjuncts(node.condition)
-    local = [c for c in conjuncts if not _expr_vars(c) & left_vars]
+    parts = conjuncts(node.condition)
+    local = [c for c in parts if (used := _reads(c)) is not None and not used & left_vars]
     if not local:
         return node
-    rest = [c for c in conjuncts if _expr_vars(c) & left_vars]
-    return replace(node, right=P.Filter(node.right, _conjunction(local)), condition=_conjunction(rest))
-
-
-def _conjuncts(expr: object) -> list[object]:
-    if isinstance(expr, ast.Call) and expr.op == "&&":
-        return [c for arg in expr.args for c in _conjuncts(arg)]
-    return [expr]
-
-
-def _conjunction(exprs: list[object]) -> object | None:
-    if not exprs:
-        return None
-    return exprs[0] if len(exprs) == 1 else ast.Call("&&", tuple(exprs))
+    rest = [c for c in parts if not any(c is kept for kept in local)]
+    return replace(node, right=P.Filter(node.right, conjunction(local)), condition=conjunction(rest))
 
 
 def _certain(node: P.PlanNode) -> bool:

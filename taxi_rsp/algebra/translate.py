@@ -12,6 +12,7 @@ import itertools
 from typing import Any
 
 from taxi_rsp.algebra import plan as P
+from taxi_rsp.algebra.analysis import conjunction, conjuncts
 from taxi_rsp.errors import UnsupportedQueryError
 from taxi_rsp.lang import ast
 from taxi_rsp.rdf.namespaces import XSD, XSD_BOOLEAN
@@ -197,7 +198,7 @@ class _Translator:
                 case ast.OptionalPattern():
                     inner_filters: list[Any] = []
                     right = self.group(element.pattern, inner_filters)
-                    node = P.LeftJoin(node, right, _conjunction(inner_filters))
+                    node = P.LeftJoin(node, right, conjunction(inner_filters))
                 case ast.MinusPattern():
                     node = P.AntiJoin(node, self.group(element.pattern), None, minus=True)
                 case ast.Bind():
@@ -226,13 +227,13 @@ class _Translator:
     def apply_filters(self, node: P.PlanNode, filters: list[Any]) -> P.PlanNode:
         plain: list[Any] = []
         for expr in filters:
-            for conjunct in _conjuncts(expr):
+            for conjunct in conjuncts(expr):
                 if isinstance(conjunct, ast.Exists):
                     inner_filters: list[Any] = []
                     right = self.group(conjunct.pattern, inner_filters)
                     nested = [f for f in inner_filters if _has_exists(f)]  # evaluated inside
                     right = self.apply_filters(right, nested) if nested else right
-                    condition = _conjunction([f for f in inner_filters if not _has_exists(f)])
+                    condition = conjunction([f for f in inner_filters if not _has_exists(f)])
                     if conjunct.negated:
                         node = P.AntiJoin(node, right, condition)
                     else:
@@ -243,7 +244,7 @@ class _Translator:
                 else:
                     plain.append(conjunct)
         if plain:
-            node = P.Filter(node, _conjunction(plain))
+            node = P.Filter(node, conjunction(plain))
         return node
 
     def _mark_exists(self, node: P.PlanNode, expr: Any) -> tuple[P.PlanNode, Any]:
@@ -268,7 +269,7 @@ class _Translator:
             right = self.group(exists.pattern, inner_filters)
             nested = [f for f in inner_filters if _has_exists(f)]
             right = self.apply_filters(right, nested) if nested else right
-            condition = _conjunction([f for f in inner_filters if not _has_exists(f)])
+            condition = conjunction([f for f in inner_filters if not _has_exists(f)])
             node = P.Union((P.Extend(P.SemiJoin(node, right, condition), name, _TRUE),
                             P.Extend(P.AntiJoin(node, right, condition), name, _FALSE)))
         return node, marked
@@ -443,18 +444,6 @@ def _join(left: P.PlanNode, right: P.PlanNode) -> P.PlanNode:
     if isinstance(left, P.Unit):
         return right
     return P.Join(left, right)
-
-
-def _conjuncts(expr: Any) -> list[Any]:
-    if isinstance(expr, ast.Call) and expr.op == "&&":
-        return [c for arg in expr.args for c in _conjuncts(arg)]
-    return [expr]
-
-
-def _conjunction(exprs: list[Any]) -> Any:
-    if not exprs:
-        return None
-    return exprs[0] if len(exprs) == 1 else ast.Call("&&", tuple(exprs))
 
 
 def _has_aggregate(expr: Any) -> bool:

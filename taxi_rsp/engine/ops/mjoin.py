@@ -26,12 +26,12 @@ from collections.abc import Callable
 from operator import itemgetter
 
 from taxi_rsp.algebra import plan as P
+from taxi_rsp.algebra.analysis import conjuncts, expr_vars
 from taxi_rsp.engine.expr import compile_expr
 from taxi_rsp.engine.index.ring import RingIndex
 from taxi_rsp.engine.ops.base import Delta, Operator, Row, compatible_merger
 from taxi_rsp.engine.ops.stateless import Step, filter_step
 from taxi_rsp.engine.routing import POLICIES, JoinInput, Route, Router, RoutingPolicy
-from taxi_rsp.lang import ast
 
 ROUTING_ENV = "TAXI_RSP_JOIN_ROUTING"  # adaptive (default) | fixed | binary (no multi-way join)
 
@@ -281,25 +281,6 @@ class StaticCache(Operator):
 
 
 # -- planning ----------------------------------------------------------------------------
-def expr_vars(expr: object) -> set[str] | None:
-    """Variables an expression reads; None when it holds a pattern (EXISTS)."""
-    if isinstance(expr, ast.Var):
-        return {expr.name}
-    if isinstance(expr, ast.Call):
-        found: set[str] = set()
-        for arg in expr.args:
-            inner = expr_vars(arg)
-            if inner is None:
-                return None
-            found |= inner
-        return found
-    if isinstance(expr, ast.Aggregate):
-        return set() if expr.arg is None else expr_vars(expr.arg)
-    if isinstance(expr, ast.Exists):
-        return None
-    return set()
-
-
 def certain_vars(node: P.PlanNode) -> frozenset[str]:
     """Variables a plan node binds in every mapping (never None)."""
     match node:
@@ -321,12 +302,6 @@ def certain_vars(node: P.PlanNode) -> frozenset[str]:
     return frozenset()
 
 
-def _conjuncts(expr: object) -> list:
-    if isinstance(expr, ast.Call) and expr.op == "&&":
-        return [c for arg in expr.args for c in _conjuncts(arg)]
-    return [expr]
-
-
 def _has_scan(node: object) -> bool:
     if isinstance(node, P.Scan):
         return True
@@ -343,7 +318,7 @@ def flatten(node: P.PlanNode) -> tuple[list[P.PlanNode], list] | None:
     certainly bound below it: evaluated later it would see the same values."""
     filters: list = []
     while isinstance(node, P.Filter):
-        filters.extend(_conjuncts(node.expr))
+        filters.extend(conjuncts(node.expr))
         node = node.child
     if not isinstance(node, P.Join) or any(expr_vars(f) is None for f in filters):
         return None
@@ -355,7 +330,7 @@ def flatten(node: P.PlanNode) -> tuple[list[P.PlanNode], list] | None:
             walk(n.right)
             return
         if isinstance(n, P.Filter) and isinstance(n.child, P.Join):
-            parts = _conjuncts(n.expr)
+            parts = conjuncts(n.expr)
             used = [expr_vars(p) for p in parts]
             if all(u is not None and u <= certain_vars(n.child) for u in used):
                 filters.extend(parts)
