@@ -29,6 +29,7 @@ from listener import (
 )
 from listener.sparql_json import SparqlJsonResultWriter
 from taxi_rsp.engine.engine import Engine
+from taxi_rsp.engine.gcpolicy import engine_gc
 from taxi_rsp.errors import UserError
 from taxi_rsp.procfs import ReadOffset
 from taxi_rsp.rdf.events import GraphEvent
@@ -129,7 +130,7 @@ def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) ->
         feeder = Feeder(config.input, engine.dictionary, rejects)
         watch = _InputWatch(feeder, config.input, config.rss_checkpoints)
         started, cpu_started = time.perf_counter(), time.process_time()
-        with _progress(config.progress, config.input) as tick:
+        with _progress(config.progress, config.input) as tick, engine_gc():
             for event in watch.events():
                 engine.process(event)
                 tick(feeder.stats.lines_read)
