@@ -191,6 +191,9 @@ def make_figures(pairs: Sequence[Pair], sweep: Sequence[Pair], context: Context)
         note = " Shaded: window longer than the data (a running total, not a window effect)." if flagged else ""
         figures.append(Figure("window_sweep", "Window sweep", "Mixed workload with Q1 window W and Q2 windows "
                               f"W/2 (profit) and W (empty taxis).{note}", plots.window_sweep(sweep, footer, flagged)))
+    from taxi_rsp.viz.figures import map_figures  # the maps of the answers (issue 19)
+
+    figures += [Figure(m.name, m.title, m.caption, m.png) for m in map_figures(pairs, context.data_file, footer)]
     return figures
 
 
