@@ -96,6 +96,7 @@ class RunConfig:
     warn: Callable[[str], None] | None = None
     force: bool = False  # remove output-like files in ``out`` that this run does not write
     result_format: str = "csv"  # SELECT results of non-DEBS queries: "csv" or "json" (SPARQL JSON lines)
+    live: object | None = None  # `run --live`: a taxi_rsp.live.sink.LiveSink watching the run (else no cost)
 
 
 def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) -> dict:
@@ -118,6 +119,8 @@ def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) ->
             require_stream(source, query)
             writers[source.name] = _writer_for(source, query, outputs, config.result_format)
             query.listeners.append(writers[source.name])
+            if config.live is not None:
+                config.live.attach(query, writers[source.name])
             if config.explain:
                 report(query.explain())
         registration = registration_warnings(engine, {STREAMS + "trips"})
@@ -130,7 +133,10 @@ def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) ->
         watch = _InputWatch(feeder, config.input, config.rss_checkpoints)
         started, cpu_started = time.perf_counter(), time.process_time()
         with _progress(config.progress, config.input) as tick:
-            for event in watch.events():
+            events = watch.events()
+            if config.live is not None:
+                events = config.live.observe(events, feeder.stats)
+            for event in events:
                 engine.process(event)
                 tick(feeder.stats.lines_read)
         exec_seconds = time.perf_counter() - started
@@ -143,6 +149,8 @@ def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) ->
         summary["peak_rss_mib"] = _peak_rss_mib()
         summary["warnings"] = registration + _warnings(engine, watch)
         outputs.commit("summary.json", json.dumps(summary, indent=2) + "\n")
+        if config.live is not None:
+            config.live.finish(summary)
         if outputs.removed:
             report(f"removed {', '.join(outputs.removed)} of an earlier run in {config.out}")
         return summary
