@@ -77,6 +77,8 @@ class RunHistory:
         for path in sorted(folder.glob("*.csv")):
             if path.name == "rejects.csv":
                 continue
+            if path.stat().st_size == 0:
+                continue  # a query that wrote no line: nothing to show, nothing wrong
             shape = _shape(path)
             if shape is None:
                 self.skipped.append(path.name)
