@@ -80,13 +80,23 @@ def test_live_page_follows_the_run(browser, tmp_path: Path) -> None:
     served = Served(["run", str(SAMPLE), "--out", str(out), "--live", "--port", "0", "--live-wait"])
     try:
         page = browser.new_page(viewport={"width": 1500, "height": 900})
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
         page.goto(served.url)
         # Ten routes on the map, then the run's end.
         page.wait_for_function("(document.body.dataset.routes || '').split(' ').length === 10", timeout=120_000)
         page.wait_for_function("window.taxiState && window.taxiState.done", timeout=120_000)
         states = page.evaluate("window.taxiStates")
+        assert page.is_hidden("#player")  # the slider is the view's
+        page.click("#fit")  # zoom to the answers: the map redraws without an error
         if os.environ.get("TAXI_RSP_SCREENSHOTS"):
             page.screenshot(path=str(Path(os.environ["TAXI_RSP_SCREENSHOTS"]) / "live.png"))
+        page.mouse.move(400, 400)
+        page.mouse.wheel(0, -300)  # and with the wheel
+        page.mouse.down()
+        page.mouse.move(300, 350)  # and dragged
+        page.mouse.up()
+        assert not errors, errors
         assert served.stop() == 0, "".join(served.lines)
     finally:
         if served.process.poll() is None:
@@ -120,6 +130,8 @@ def test_view_slider_steps_through_the_answers(browser, tmp_path: Path) -> None:
     served = Served(["view", str(out), "--input", str(SAMPLE), "--port", "0"])
     try:
         page = browser.new_page(viewport={"width": 1500, "height": 900})
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
         page.goto(served.url)
         page.wait_for_function("document.body.dataset.step !== undefined", timeout=60_000)
         count = int(page.get_attribute("#slider", "max")) + 1
@@ -139,7 +151,9 @@ def test_view_slider_steps_through_the_answers(browser, tmp_path: Path) -> None:
         if os.environ.get("TAXI_RSP_SCREENSHOTS"):
             page.locator("#slider").fill(str(count * 3 // 4))
             page.wait_for_function(f"document.body.dataset.step === '{count * 3 // 4}'")
+            page.click("#fit")
             page.screenshot(path=str(Path(os.environ["TAXI_RSP_SCREENSHOTS"]) / "view.png"))
+        assert not errors, errors
         assert served.stop() == 0, "".join(served.lines)
     finally:
         if served.process.poll() is None:

@@ -114,11 +114,12 @@ def _handler(server: MapServer) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(body)
 
         def _events(self) -> None:
+            server.connected.set()  # before the headers: a client that has them may rely on it
+            self.close_connection = True  # the stream ends only when the page or the server goes
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Cache-Control", "no-store")
             self.end_headers()
-            server.connected.set()
             seen = -1
             try:
                 while not server._closed:

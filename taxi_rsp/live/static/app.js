@@ -15,13 +15,59 @@ window.taxiStates = [];   // every state shown, oldest first (for people and tes
 
 function $(id) { return document.getElementById(id); }
 
+let view = null;          // the extent on screen (zoomed and panned by the user)
+let unproject = null;     // [px, py] -> [lon, lat]
+
 function projection(extent) {
   const lat0 = (extent.north + extent.south) / 2;
   const kx = Math.cos(lat0 * Math.PI / 180);  // flat earth: 1° lon = cos(lat) × 1° lat
   const w = (extent.east - extent.west) * kx, h = extent.north - extent.south;
   const pad = 30, scale = Math.min((canvas.width - 2 * pad) / w, (canvas.height - 2 * pad) / h);
   const ox = (canvas.width - w * scale) / 2, oy = (canvas.height - h * scale) / 2;
+  unproject = ([px, py]) => [extent.west + (px - ox) / (kx * scale), extent.north - (py - oy) / scale];
   return ([lon, lat]) => [ox + (lon - extent.west) * kx * scale, oy + (extent.north - lat) * scale];
+}
+
+function redraw() {
+  project = projection(view);
+  drawBase();
+  if (window.taxiState) drawState(window.taxiState); else ctx.drawImage(base, 0, 0);
+}
+
+// Wheel: zoom around the pointer; drag: pan; double click: the whole busy area again.
+function zoomable() {
+  canvas.addEventListener("wheel", e => {
+    e.preventDefault();
+    const [lon, lat] = unproject([e.offsetX, e.offsetY]), f = e.deltaY < 0 ? 0.8 : 1.25;
+    view = {west: lon - (lon - view.west) * f, east: lon + (view.east - lon) * f,
+            south: lat - (lat - view.south) * f, north: lat + (view.north - lat) * f};
+    redraw();
+  }, {passive: false});
+  let from = null;
+  canvas.addEventListener("mousedown", e => { from = unproject([e.offsetX, e.offsetY]); });
+  window.addEventListener("mouseup", () => { from = null; });
+  canvas.addEventListener("mousemove", e => {
+    if (!from) return;
+    const [lon, lat] = unproject([e.offsetX, e.offsetY]);
+    view = {west: view.west + from[0] - lon, east: view.east + from[0] - lon,
+            south: view.south + from[1] - lat, north: view.north + from[1] - lat};
+    redraw();
+  });
+  canvas.addEventListener("dblclick", () => { view = {...background.extent}; redraw(); });
+  $("fit").addEventListener("click", () => {
+    const points = [];
+    for (const q of Object.values((window.taxiState || {}).queries || {})) {
+      for (const r of q.rows || []) {
+        if (r.from) points.push(r.from, r.to);
+        if (r.bounds) points.push([r.bounds[0], r.bounds[1]], [r.bounds[2], r.bounds[3]]);
+      }
+    }
+    if (!points.length) return;
+    const pad = 0.01, lons = points.map(p => p[0]), lats = points.map(p => p[1]);
+    view = {west: Math.min(...lons) - pad, east: Math.max(...lons) + pad,
+            south: Math.min(...lats) - pad, north: Math.max(...lats) + pad};
+    redraw();
+  });
 }
 
 function drawBase() {
@@ -42,7 +88,7 @@ function drawBase() {
     }
     $("density-note").textContent = `first ${d.lines.toLocaleString()} lines of ${d.source}`;
   }
-  const e = background.extent;
+  const e = view;
   g.strokeStyle = "rgba(74,111,165,0.25)"; g.lineWidth = 0.5;
   const firstX = Math.floor((e.west * NANO - q1.west) / q1.lon_step), lastX = Math.ceil((e.east * NANO - q1.west) / q1.lon_step);
   for (let x = firstX; x <= lastX; x++) {
@@ -54,15 +100,17 @@ function drawBase() {
     const [, py] = project([e.west, (q1.north - y * q1.lat_step) / NANO]);
     g.beginPath(); g.moveTo(0, py); g.lineTo(off.width, py); g.stroke();
   }
-  // Axes: longitude along the bottom, latitude along the left, every 0.05°.
+  // Axes: longitude along the bottom, latitude along the left, about six ticks each.
   g.fillStyle = "#333"; g.font = "11px sans-serif";
-  for (let lon = Math.ceil(e.west * 20) / 20; lon <= e.east; lon += 0.05) {
+  const tick = [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5].find(t => (e.east - e.west) / t <= 8) || 1;
+  const digits = tick < 0.01 ? 3 : 2;
+  for (let lon = Math.ceil(e.west / tick) * tick; lon <= e.east; lon += tick) {
     const [px] = project([lon, e.south]);
-    g.fillText(`${lon.toFixed(2)}°`, px - 18, off.height - 6);
+    g.fillText(`${lon.toFixed(digits)}°`, px - 18, off.height - 6);
   }
-  for (let lat = Math.ceil(e.south * 20) / 20; lat <= e.north; lat += 0.05) {
+  for (let lat = Math.ceil(e.south / tick) * tick; lat <= e.north; lat += tick) {
     const [, py] = project([e.west, lat]);
-    g.fillText(`${lat.toFixed(2)}°`, 4, py + 4);
+    g.fillText(`${lat.toFixed(digits)}°`, 4, py + 4);
   }
   g.fillText("longitude (°E) →", off.width - 110, off.height - 20);
   g.fillText("latitude (°N) ↑", 4, 14);
@@ -183,9 +231,9 @@ async function startView() {
 async function main() {
   background = await (await fetch("background.json")).json();
   $("mode").textContent = background.mode === "view" ? `view of ${background.folder}` : "live";
-  project = projection(background.extent);
-  drawBase();
-  ctx.drawImage(base, 0, 0);
+  view = {...background.extent};
+  zoomable();
+  redraw();
   if (background.mode === "view") return startView();
   const events = new EventSource("events");
   events.onmessage = message => show(JSON.parse(message.data));
