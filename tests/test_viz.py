@@ -93,3 +93,33 @@ def test_decimals_convert_as_the_feeder_converts_them(text: str) -> None:
     from feeder.validate import to_scaled
 
     assert parse_nano(text) == to_scaled(text, 9)
+
+
+def test_report_maps_of_a_run(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from taxi_rsp.cli import main as cli_main
+    from taxi_rsp.verify.workloads import Workload
+    from taxi_rsp.viz.answers import read_answers
+    from taxi_rsp.viz.figures import map_figures
+
+    assert cli_main(["run", str(SAMPLE), "--out", str(tmp_path), "--no-progress"]) == 0
+    run = SimpleNamespace(folder=tmp_path)
+    pair = SimpleNamespace(workload=Workload("mixed", ("q1", "q2")), engine=run, baseline=run)
+    q1 = read_answers(tmp_path / "q1.csv", "q1")
+    figures = {f.name: f for f in map_figures([pair], SAMPLE, "footer")}
+    assert set(figures) == {"map_q1", "map_q2", "map_strip"}
+    assert all(f.png.startswith(b"\x89PNG") and len(f.png) > 20_000 for f in figures.values())
+    busiest = at(q1, "2013-01-01 00:44:59")
+    assert f"line {busiest.line:,}" in figures["map_q1"].caption and "2013-01-01 00:44" in figures["map_q1"].caption
+    chosen = {f.name: f for f in map_figures([pair], SAMPLE, "footer", "2013-01-01 00:20:00")}
+    assert f"line {at(q1, '2013-01-01 00:20:00').line:,}," in chosen["map_q1"].caption
+    assert "--map-at" in chosen["map_q1"].caption
+
+
+def test_report_refuses_a_bad_map_instant(tmp_path: Path, capsys) -> None:
+    from taxi_rsp.cli import main as cli_main
+
+    assert cli_main(["report", str(SAMPLE), "--out", str(tmp_path), "--map-at", "00:44"]) == 2
+    assert "--map-at '00:44': give an event time as YYYY-MM-DD HH:MM:SS" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())  # refused before anything ran

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import time
 from pathlib import Path
 
 from taxi_rsp.errors import UserError
@@ -52,8 +53,6 @@ def main(args: argparse.Namespace) -> int:
           flush=True)
     try:
         while True:
-            import time
-
             time.sleep(3600)
     except KeyboardInterrupt:
         pass

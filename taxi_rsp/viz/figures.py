@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from taxi_rsp.viz.answers import Answer, at, read_answers
+from taxi_rsp.viz.answers import at, read_answers
 from taxi_rsp.viz.density import busy_extent, pickup_density
 from taxi_rsp.viz.instants import busiest_minute, route_counts, steps
 
@@ -37,8 +37,9 @@ def _folder(pairs: Sequence, query: str) -> tuple[Path, int] | None:
     return None
 
 
-def map_figures(pairs: Sequence, data_file: Path, footer: str) -> list[MapFigure]:
-    """Q1 at the busiest minute, Q2 at the same instant, and the strip across the run."""
+def map_figures(pairs: Sequence, data_file: Path, footer: str, chosen: str | None = None) -> list[MapFigure]:
+    """Q1 at ``chosen`` (``YYYY-MM-DD HH:MM:SS``; default: the end of the busiest minute),
+    Q2 at the same instant, and the strip across the run."""
     q1_at, q2_at = _folder(pairs, "q1"), _folder(pairs, "q2")
     q1 = read_answers(q1_at[0] / "q1.csv", "q1") if q1_at else []
     q2 = read_answers(q2_at[0] / "q2.csv", "q2") if q2_at else []
@@ -48,7 +49,12 @@ def map_figures(pairs: Sequence, data_file: Path, footer: str) -> list[MapFigure
     density = pickup_density(data_file)
     extent = busy_extent(density)
     minute = busiest_minute(data_file)
-    instant = f"{minute}:59" if minute else max(a.time for a in [*q1, *q2])
+    if chosen is not None:
+        instant, why = chosen, f"the chosen instant {chosen} (--map-at)"
+    elif minute is not None:
+        instant, why = f"{minute}:59", f"the end of the busiest minute of the input ({minute}, the most drop-offs)"
+    else:
+        instant, why = max(a.time for a in [*q1, *q2]), "the end of the run"
     times = sorted({a.time for a in [*q1, *q2]})
     strip_at = steps(times[0], times[-1])
     counts = route_counts(data_file, [instant, *strip_at, *(a.time for a in [at(q1, instant)] if a)], window)
@@ -57,12 +63,10 @@ def map_figures(pairs: Sequence, data_file: Path, footer: str) -> list[MapFigure
     figures = []
     shown = at(q1, instant)
     if shown is not None:
-        title = (f"Q1: top-10 routes at {shown.time} (q1.csv line {shown.line:,}; the busiest drop-off minute "
-                 f"is {minute})")
+        title = f"Q1: top-10 routes at {shown.time} (q1.csv line {shown.line:,}, the last at or before {instant})"
         figures.append(MapFigure(
             "map_q1", "Map: Q1 frequent routes",
-            f"The top-10 routes of q1.csv's last line at or before the end of the busiest minute of the input "
-            f"({minute}, the most drop-offs): line {shown.line:,}, triggered "
+            f"The top-10 routes of q1.csv's last line at or before {why}: line {shown.line:,}, triggered "
             f"{'by expiry' if shown.expiry else 'by an arriving trip'} at {shown.time}. Arrows run from the "
             f"start cell's centre to the end cell's centre; a ring is a route that starts and ends in one "
             f"500 m cell. Width: the route's trips in the {window}-minute window ending then (counted from "
@@ -97,7 +101,3 @@ def _step_words(instants: list[str]) -> str:
     minutes = round((b - a).total_seconds() / 60)
     every = f"{minutes // 60} h" if minutes % 60 == 0 else f"{minutes} min"
     return f"every {every} of event time, {instants[0]} to {instants[-1]}"
-
-
-def latest(answers: list[Answer]) -> Answer | None:
-    return answers[-1] if answers else None
