@@ -172,7 +172,9 @@ class LiveSink:
             "delay_ms": self._delays,
             "queries": {name: watched.state() for name, watched in self.watched.items()},
         }
-        if summary is not None:
+        if summary is not None:  # the end: the run's own rate rather than the last fraction of a second's
+            if summary.get("exec_seconds"):
+                state["lines_per_s"] = round(summary["lines_read"] / summary["exec_seconds"], 1)
             state["summary"] = {key: summary.get(key) for key in ("lines_read", "accepted", "emitted",
                                                                   "exec_seconds", "delay_ms")}
         self.server.publish(state)
