@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from feeder import Feeder
 from listener import (
@@ -33,6 +34,9 @@ from taxi_rsp.errors import UserError
 from taxi_rsp.procfs import ReadOffset
 from taxi_rsp.rdf.events import GraphEvent
 from taxi_rsp.rdf.namespaces import STREAMS
+
+if TYPE_CHECKING:
+    from taxi_rsp.live.sink import LiveSink
 
 
 def _queries_dir() -> Path:
@@ -96,7 +100,7 @@ class RunConfig:
     warn: Callable[[str], None] | None = None
     force: bool = False  # remove output-like files in ``out`` that this run does not write
     result_format: str = "csv"  # SELECT results of non-DEBS queries: "csv" or "json" (SPARQL JSON lines)
-    live: object | None = None  # `run --live`: a taxi_rsp.live.sink.LiveSink watching the run (else no cost)
+    live: LiveSink | None = None  # `run --live`: the map page watching the run (None: no cost at all)
 
 
 def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) -> dict:
