@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from feeder import Feeder
 from listener import (
@@ -34,6 +35,9 @@ from taxi_rsp.errors import UserError
 from taxi_rsp.procfs import ReadOffset
 from taxi_rsp.rdf.events import GraphEvent
 from taxi_rsp.rdf.namespaces import STREAMS
+
+if TYPE_CHECKING:
+    from taxi_rsp.live.sink import LiveSink
 
 
 def _queries_dir() -> Path:
@@ -97,6 +101,7 @@ class RunConfig:
     warn: Callable[[str], None] | None = None
     force: bool = False  # remove output-like files in ``out`` that this run does not write
     result_format: str = "csv"  # SELECT results of non-DEBS queries: "csv" or "json" (SPARQL JSON lines)
+    live: LiveSink | None = None  # `run --live`: the map page watching the run (None: no cost at all)
 
 
 def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) -> dict:
@@ -119,6 +124,8 @@ def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) ->
             require_stream(source, query)
             writers[source.name] = _writer_for(source, query, outputs, config.result_format)
             query.listeners.append(writers[source.name])
+            if config.live is not None:
+                config.live.attach(query, writers[source.name])
             if config.explain:
                 report(query.explain())
         registration = registration_warnings(engine, {STREAMS + "trips"})
@@ -131,7 +138,10 @@ def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) ->
         watch = _InputWatch(feeder, config.input, config.rss_checkpoints)
         started, cpu_started = time.perf_counter(), time.process_time()
         with _progress(config.progress, config.input) as tick, engine_gc():
-            for event in watch.events():
+            events = watch.events()
+            if config.live is not None:
+                events = config.live.observe(events, feeder.stats)
+            for event in events:
                 engine.process(event)
                 tick(feeder.stats.lines_read)
         exec_seconds = time.perf_counter() - started
@@ -144,6 +154,8 @@ def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) ->
         summary["peak_rss_mib"] = _peak_rss_mib()
         summary["warnings"] = registration + _warnings(engine, watch)
         outputs.commit("summary.json", json.dumps(summary, indent=2) + "\n")
+        if config.live is not None:
+            config.live.finish(summary)
         if outputs.removed:
             report(f"removed {', '.join(outputs.removed)} of an earlier run in {config.out}")
         return summary

@@ -14,7 +14,7 @@ from taxi_rsp.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "taxi_rsp" / "samples" / "debs2015" / "sample20d_first10004.csv"
-FIGURES = ("delay_cdf", "delay_over_stream", "throughput", "window_sweep")
+FIGURES = ("delay_cdf", "delay_over_stream", "throughput", "window_sweep", "map_q1", "map_q2", "map_strip")
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(2400)]  # a hang guard: the shared Spark batch needs minutes idle, far more under load
 

@@ -15,7 +15,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="run engine and baseline workloads and write report.md + report.html (Table 1, plots)",
         description="Runs Individual Q1, Individual Q2 and Mixed with the engine (`taxi-rsp run`) and "
         "the Spark baseline, checks they agree, runs the window sweep, and writes DIR/report.md and a "
-        "self-contained DIR/report.html. Run folders go to DIR/runs/{engine,baseline}/<workload>/run-<i>.",
+        "self-contained DIR/report.html (with maps of Q1's routes and Q2's cells, docs/maps.md). Run folders go to DIR/runs/{engine,baseline}/<workload>/run-<i>.",
     )
     parser.add_argument("input", type=Path, help="taxi trip CSV (DEBS 2015 format)")
     parser.add_argument("--out", type=Path, required=True, help="report folder")
@@ -28,6 +28,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--repeat", type=int, default=3, metavar="N",
                         help="runs of each workload on each side; the tables give medians and min–max (default 3)")
     parser.add_argument("--master", default="local[*]", metavar="URL", help="Spark master for the baseline")
+    parser.add_argument("--map-at", metavar="'YYYY-MM-DD HH:MM:SS'",
+                        help="event time of the Q1 and Q2 maps (default: the end of the busiest drop-off minute)")
     parser.set_defaults(func=main)
 
 
@@ -45,6 +47,13 @@ def main(args: argparse.Namespace) -> int:
     if not args.input.is_file():
         raise UserError(f"input file {args.input} does not exist or is not a file")
     windows = _sweep(args.sweep)
+    if args.map_at is not None:
+        from datetime import datetime
+
+        try:
+            datetime.strptime(args.map_at, "%Y-%m-%d %H:%M:%S")
+        except ValueError:
+            raise UserError(f"--map-at {args.map_at!r}: give an event time as YYYY-MM-DD HH:MM:SS") from None
     if args.repeat < 1:
         raise UserError("--repeat must be at least 1")
     # Imported here: numpy, matplotlib and Spark are not needed by the other commands.
@@ -87,7 +96,9 @@ def main(args: argparse.Namespace) -> int:
              for w in sweep_workloads(windows)]
     command = shlex.join(["taxi-rsp", "report", str(args.input), "--out", str(args.out), "--sweep", args.sweep,
                           "--workloads", args.workloads, "--repeat", str(args.repeat)])
-    context = Context(args.input, lines, describe_machine(), command, args.repeat)
+    if args.map_at is not None:
+        command = shlex.join([*shlex.split(command), "--map-at", args.map_at])
+    context = Context(args.input, lines, describe_machine(), command, args.repeat, args.map_at)
     for path in write_report(args.out, pairs, sweep, context):
         print(f"wrote {path}")
     different = [p.workload.name for p in [*pairs, *sweep] if p.identical is False]

@@ -50,6 +50,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--master", metavar="URL", help="Spark master with --spark (default local[*])")
     parser.add_argument("--partitions", type=int, metavar="N",
                         help="time chunks with --spark (default: Spark's default parallelism)")
+    parser.add_argument("--live", action="store_true",
+                        help="show the answers on a map in a browser while the run goes (http://127.0.0.1:PORT/; "
+                        "Q1 routes, Q2 cells, other queries as tables); after the run the page stays up until Ctrl-C")
+    parser.add_argument("--port", type=int, default=8765, metavar="N",
+                        help="port of the --live page on 127.0.0.1 (default 8765; 0: any free port)")
+    parser.add_argument("--live-wait", action="store_true",
+                        help="with --live: start reading the input only once the page has been opened")
     parser.set_defaults(func=main)
 
 
@@ -89,12 +96,15 @@ def parse_line_counts(text: str) -> tuple[int, ...]:
 def main(args: argparse.Namespace) -> int:
     if (args.input is None) == (args.stream is None):
         raise UserError("give exactly one of INPUT (a taxi CSV) and --stream FILE (an RDF stream)")
+    if args.stream is not None and args.live:
+        raise UserError("--live shows a taxi CSV run; it is not available with --stream")
     if args.stream is not None:
         from taxi_rsp.rdfstream.run import main as run_stream_main
 
         return run_stream_main(args, parse_params(args))
     if args.stream_iri is not None:
         raise UserError("--stream-iri applies to --stream runs only")
+    live = _live(args)
     warned: list[str] = []  # printed at registration, not repeated at the end
     config = RunConfig(
         input=args.input,
@@ -110,6 +120,7 @@ def main(args: argparse.Namespace) -> int:
                               print(f"taxi-rsp run: warning: {warning}", file=sys.stderr, flush=True)),
         force=args.force,
         result_format=args.format,
+        live=live,
     )
     if args.spark and args.format != "csv":
         raise UserError("--format json is not available with --spark (its chunks are joined as CSV)")
@@ -120,16 +131,41 @@ def main(args: argparse.Namespace) -> int:
     elif args.master is not None or args.partitions is not None:
         raise UserError("--master and --partitions need --spark")
     else:
-        summary = run(config, report=print)
+        try:
+            summary = run(config, report=print)
+        except BaseException:
+            if live is not None:
+                live.close()
+            raise
     print_summary(summary, args.out)
     nothing_accepted = summary["lines_read"] and not summary["accepted"]
     for warning in summary.get("warnings", []) if not nothing_accepted else ():  # the error below says it
         if warning not in warned:  # registration warnings were printed when they arose
             print(f"taxi-rsp run: warning: {warning}", file=sys.stderr)
     if nothing_accepted:
+        if live is not None:
+            live.close()
         raise UserError(f"no line of {args.input} was accepted: {first_rejects(args.out / 'rejects.csv')}; "
                         f"see {args.out / 'rejects.csv'}")
+    if live is not None:
+        live.linger()
     return 0
+
+
+def _live(args: argparse.Namespace):
+    """The --live map page (taxi_rsp.live), started before the run; None without --live."""
+    if not args.live:
+        if args.live_wait or args.port != 8765:
+            raise UserError("--port and --live-wait need --live")
+        return None
+    if args.spark:
+        raise UserError("--live is not available with --spark (the chunks run in other processes)")
+    if not 0 <= args.port <= 65535:
+        raise UserError(f"--port {args.port}: give a port number from 0 to 65535")
+    from taxi_rsp.live.sink import LiveSink
+
+    return LiveSink(args.input, port=args.port, wait=args.live_wait,
+                    say=lambda line: print(line, flush=True)).start()
 
 
 def print_summary(summary: dict, out: Path) -> None:

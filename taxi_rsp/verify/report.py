@@ -46,6 +46,7 @@ class Context:
     machine: str
     command: str
     repeat: int = 1
+    map_at: str | None = None  # the maps' instant, YYYY-MM-DD HH:MM:SS (None: the busiest minute)
 
     @property
     def footer(self) -> str:
@@ -191,6 +192,10 @@ def make_figures(pairs: Sequence[Pair], sweep: Sequence[Pair], context: Context)
         note = " Shaded: window longer than the data (a running total, not a window effect)." if flagged else ""
         figures.append(Figure("window_sweep", "Window sweep", "Mixed workload with Q1 window W and Q2 windows "
                               f"W/2 (profit) and W (empty taxis).{note}", plots.window_sweep(sweep, footer, flagged)))
+    from taxi_rsp.viz.figures import map_figures  # the maps of the answers (issue 19)
+
+    figures += [Figure(m.name, m.title, m.caption, m.png) for m in map_figures(pairs, context.data_file, footer,
+                                                                               context.map_at)]
     return figures
 
 
