@@ -17,12 +17,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from listener import AtomicOutputs
 from taxi_rsp.baseline.session import DEFAULT_MASTER, spark_session
 from taxi_rsp.errors import UserError
+from taxi_rsp.outputs.atomic import AtomicOutputs
 from taxi_rsp.runner import RunConfig
 from taxi_rsp.scaleout.chunk import run_chunk
-from taxi_rsp.scaleout.job import Job, build_engine, longest_window_ms
+from taxi_rsp.scaleout.job import Job, build_session, longest_window_ms
 from taxi_rsp.scaleout.merge import chunk_figures, concatenate, merge_summaries
 from taxi_rsp.scaleout.plan import plan_chunks
 from taxi_rsp.scaleout.scan import CHECKPOINT_SPACING, scan_range
@@ -84,13 +84,12 @@ def run_partitioned(config: RunConfig, mapper: Mapper, chunks: int,
         names.append(name)  # the files a chunk writes, in the order `taxi-rsp run` opens them
         return io.StringIO()
 
-    probe, _ = build_engine(job, probe_file)  # also checks the queries before any work
+    probe = build_session(job, probe_file)  # also checks the queries before any work
     longest = longest_window_ms(probe)
-    windows = {q.name: [w.spec.range_ms for w in q.physical.windows if w.spec.kind == "RANGE"]
-               for q in probe.queries}
+    windows = {info.name: info.range_windows_ms() for info in probe.infos}
     if config.explain:
-        for query in probe.queries:
-            report(query.explain())
+        for info in probe.infos:
+            report(probe.explain(info.name))
 
     outputs = AtomicOutputs(config.out)
     parts = Path(tempfile.mkdtemp(prefix=".scaleout-", dir=config.out))

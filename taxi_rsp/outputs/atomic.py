@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TextIO
 
-from listener.stale import earlier_run, stale_outputs
+from taxi_rsp.outputs.stale import earlier_run, stale_outputs
 from taxi_rsp.errors import UserError
 
 
@@ -82,7 +82,7 @@ class AtomicOutputs:
     def claim(self, force: bool = False, protect: Iterable[Path] = ()) -> None:
         """Call once every output is open: the earlier outputs this run does not rewrite
         go at commit; unknown ones refuse the run unless ``force`` (see
-        :mod:`listener.stale`). A refused run leaves the folder as it found it."""
+        :mod:`taxi_rsp.outputs.stale`). A refused run leaves the folder as it found it."""
         try:
             self._stale = stale_outputs(self.directory, self._open, self._earlier, force, protect)
         except UserError:
