@@ -44,8 +44,7 @@ class RunConfig:
     static: list[Path] = field(default_factory=list)
     progress: bool = False
     explain: bool = False
-    compiled: bool = True  # False: the reference operators only (taxi_rsp.engine.compiled off)
-    join_routing: str = "adaptive"  # joins of 3+ inputs: adaptive, fixed or binary (EngineConfig)
+    engine: EngineConfig = EngineConfig()  # compiled or reference operators, join routing, top-k
     rss_checkpoints: tuple[int, ...] = RSS_CHECKPOINTS  # line counts at which peak RSS is recorded
     # Called with each registration warning (cross product, unfed stream) as soon as it is
     # known, before the run starts; all warnings also go to summary.json.
@@ -55,8 +54,7 @@ class RunConfig:
 
     def session_config(self) -> SessionConfig:
         """The frozen session configuration of this run (queries resolved, parameters merged)."""
-        return SessionConfig.resolve(self.queries, self.params, self.static,
-                                     EngineConfig(compiled=self.compiled, join_routing=self.join_routing))
+        return SessionConfig.resolve(self.queries, self.params, self.static, self.engine)
 
 
 def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) -> dict:

@@ -7,7 +7,7 @@ import itertools
 import sys
 from pathlib import Path
 
-from taxi_rsp.engine.config import JOIN_ROUTING
+from taxi_rsp.engine.config import JOIN_ROUTING, EngineConfig
 from taxi_rsp.errors import UserError
 from taxi_rsp.runner import DEFAULT_QUERIES, RunConfig, run
 
@@ -108,8 +108,7 @@ def main(args: argparse.Namespace) -> int:
         static=args.static,
         progress=not args.no_progress,
         explain=args.explain,
-        compiled=not args.reference,
-        join_routing=args.join_routing,
+        engine=EngineConfig(compiled=not args.reference, join_routing=args.join_routing),
         rss_checkpoints=parse_line_counts(args.rss_at),
         warn=lambda warning: (warned.append(warning),
                               print(f"taxi-rsp run: warning: {warning}", file=sys.stderr, flush=True)),

@@ -96,6 +96,11 @@ class Engine:
         self.queries.append(query)
         return query
 
+    @property
+    def last_time(self) -> int | None:
+        """The time of the last event processed (None before the first)."""
+        return self._last_time
+
     def process(self, event: GraphEvent) -> None:
         """Apply one event to every registered query (events in time order)."""
         time = event.time

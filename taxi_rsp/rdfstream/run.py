@@ -44,8 +44,7 @@ class StreamRunConfig:
     stream_format: str | None = None  # "graphs" | "triples"; None: from the suffix
     result_format: str = "csv"  # "csv" | "json" (SELECT results)
     explain: bool = False
-    compiled: bool = True  # False: the reference operators only
-    join_routing: str = "adaptive"  # joins of 3+ inputs: adaptive, fixed or binary (EngineConfig)
+    engine: EngineConfig = EngineConfig()  # compiled or reference operators, join routing, top-k
     force: bool = False  # remove output-like files in ``out`` this run does not write
 
 
@@ -86,9 +85,7 @@ def run_stream(config: StreamRunConfig, report: Callable[[str], None] = lambda l
         raise UserError(f"stream file {config.stream} does not exist or is not a file")
     if config.result_format not in ("csv", "json"):
         raise UserError(f"unknown result format {config.result_format!r} (use csv or json)")
-    session = Session(SessionConfig.resolve(config.queries, config.params, config.static,
-                                            EngineConfig(compiled=config.compiled,
-                                                         join_routing=config.join_routing)))
+    session = Session(SessionConfig.resolve(config.queries, config.params, config.static, config.engine))
     outputs = AtomicOutputs(config.out)
     try:
         # A DEBS @listener needs the taxi CSV's trigger fields: stream runs write the generic formats.
@@ -150,8 +147,7 @@ def main(args: argparse.Namespace, params: dict[str, dict[str, str]]) -> int:
         stream_iri=args.stream_iri,
         result_format=args.format,
         explain=args.explain,
-        compiled=not getattr(args, "reference", False),
-        join_routing=getattr(args, "join_routing", "adaptive"),
+        engine=EngineConfig(compiled=not args.reference, join_routing=args.join_routing),
         force=args.force,
     )
     if not config.queries:

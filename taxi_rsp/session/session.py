@@ -1,15 +1,26 @@
 """One session: the engine built from a frozen configuration, fed by a source, writing
 to sinks. Every entry point uses it - `taxi-rsp run` (the taxi CSV through the Feeder),
 `run --stream` (an RDF stream file), each `run --spark` task (a time slice of the CSV)
-and the Python API (events pushed one by one, :mod:`taxi_rsp.session.push`).
+and the Python API (queries registered as text, events pushed one by one).
 
 >>> session = Session(SessionConfig.resolve(["q1"]))
 >>> session.info("q1").ordered, session.info("q1").windows[0].range_ms
 (True, 1800000)
+
+From Python (docs/api.md has a longer example):
+
+>>> session = Session()
+>>> busy = session.register("SELECT ?room (COUNT(?p) AS ?n) WHERE { "
+...     "STREAM <http://ex/rfid> [RANGE 5m] { ?p <http://ex/at> ?room } } GROUP BY ?room", "busy")
+>>> session.push([("<http://ex/ann>", "<http://ex/at>", "<http://ex/hall>")], "2015-01-01T09:00:00")
+>>> [r.dicts() for r in busy.results()]
+[[{'room': IRI(value='http://ex/hall'), 'n': 1}]]
 """
 
 from __future__ import annotations
 
+import itertools
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -20,7 +31,10 @@ from taxi_rsp.errors import UserError
 from taxi_rsp.outputs.delays import delay_stats
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.events import GraphEvent
+from taxi_rsp.rdf.terms import IRI
 from taxi_rsp.session.config import QuerySource, SessionConfig
+from taxi_rsp.session.push import GraphEncoder, PushedMeta, PushedTriple, Time, to_time
+from taxi_rsp.session.results import QueryHandle
 from taxi_rsp.session.sinks import OpenFile, ReportingSink, Sink, file_sink
 
 
@@ -36,6 +50,8 @@ class Session:
         self.sources: dict[str, QuerySource] = {}
         self._queries: dict[str, RegisteredQuery] = {}
         self.sinks: dict[str, Sink] = {}
+        self._encoder: GraphEncoder | None = None  # pushed graphs, made on the first push
+        self._pushed = itertools.count(1)
         for source in self.config.queries:
             self.add_query(source)
 
@@ -57,6 +73,39 @@ class Session:
         self.sources[source.name] = source
         self._queries[source.name] = query
         return query.info
+
+    def register(self, text: str, name: str | None = None, params: dict[str, str] | None = None,
+                 keep: bool = True, decode: str = "values") -> QueryHandle:
+        """Register a CQELS-QL query given as text (before the first event); the handle
+        gives its results. ``keep=False``: results go to subscribers only (nothing is
+        kept for :meth:`QueryHandle.results`); ``decode``: ``"values"`` (Python values)
+        or ``"terms"`` (RDF terms)."""
+        name = name or f"q{len(self._queries) + 1}"
+        info = self.add_query(QuerySource(name, text, None, dict(params or {})))
+        return QueryHandle(info, lambda listener: self.listen(name, listener), keep, decode)
+
+    def push(self, graph: str | Iterable[PushedTriple], time: Time, stream: str | None = None) -> None:
+        """Apply one event: a graph (N-Triples text, or triples of RDF terms, N-Triples
+        term strings or Python values, :mod:`taxi_rsp.session.push`) at ``time`` (ms, a
+        ``datetime`` or xsd:dateTime text) on ``stream`` (default: the one stream the
+        queries read). Events come in time order."""
+        read_ns = _now_ns()
+        if self._encoder is None:
+            self._encoder = GraphEncoder(self.dictionary)
+        if stream is None:
+            streams = self.streams()
+            if len(streams) != 1:
+                raise UserError(f"the queries read {', '.join(streams) or 'no stream'}: "
+                                "name the stream= of the event")
+            stream = streams[0]
+        at = to_time(time)
+        last = self.engine.last_time
+        if last is not None and at < last:
+            raise UserError(f"event at {at} ms is earlier than the previous one ({last} ms): "
+                            "push events in time order")
+        event = GraphEvent(next(self._pushed), at, self._encoder.encode(graph),
+                           self.dictionary.encode(IRI(stream)), meta=PushedMeta(read_ns))
+        self.engine.process(event)
 
     def info(self, name: str) -> QueryInfo:
         """The public description of a registered query."""
@@ -144,6 +193,9 @@ class Session:
     def operators(self) -> dict[str, list[str]]:
         """How each query runs: its compiled and reference operators (see ``--explain``)."""
         return {name: [op.describe() for op in query.physical.operators] for name, query in self._queries.items()}
+
+
+_now_ns = time.perf_counter_ns
 
 
 __all__ = ["QueryOutput", "Session"]
