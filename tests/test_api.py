@@ -141,3 +141,12 @@ def test_docstring_examples_of_the_public_modules(module: str, tmp_path, monkeyp
     monkeypatch.chdir(tmp_path)
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_blank_nodes_are_scoped_to_the_session() -> None:
+    session = Session()
+    handle = session.register(VALUES, "values")
+    session.push("_:b <http://example.org/v> 1 .", 0)
+    session.push([("_:b", f"<{EX}v>", 2)], 1_000)
+    first, second = (result.rows[0][0] for result in handle.results())
+    assert first == second and isinstance(first, taxi_rsp.BNode)

@@ -38,3 +38,13 @@ def test_the_other_python_blocks_run(index: int, tmp_path: Path, monkeypatch: py
     monkeypatch.chdir(tmp_path)  # the DEBS block writes ./out
     printed = _run(_blocks()[index][1])
     assert printed.strip(), "each block prints what it shows"
+
+
+def test_the_readme_python_block_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    readme = (DOC.parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## From Python", 1)[1].split("\n## ", 1)[0]
+    (code,) = [body for kind, body in BLOCK.findall(section) if kind == "python"]
+    monkeypatch.chdir(tmp_path)
+    printed = _run(code)
+    assert "event [{'room': IRI(value='http://example.org/hall'), 'n': 1}]" in printed
+    assert (tmp_path / "out" / "summary.json").is_file()
