@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import resource
 import stat
@@ -62,7 +61,7 @@ def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) ->
     before = _check_input(config.input)
     session = Session(config.session_config())
     outputs = AtomicOutputs(config.out)
-    try:
+    with outputs:
         session.attach_files(outputs.open, config.result_format)
         if config.explain:
             for info in session.infos:
@@ -87,13 +86,10 @@ def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) ->
         summary["rss_mib_at_lines"] = watch.rss_at_lines
         summary["peak_rss_mib"] = _peak_rss_mib()
         summary["warnings"] = registration + _warnings(session, watch)
-        outputs.commit("summary.json", json.dumps(summary, indent=2) + "\n")
+        outputs.commit_summary(summary)
         if outputs.removed:
             report(f"removed {', '.join(outputs.removed)} of an earlier run in {config.out}")
         return summary
-    except BaseException:
-        outputs.abort()
-        raise
 
 
 def _check_input(path: Path) -> os.stat_result | None:

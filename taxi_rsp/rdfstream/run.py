@@ -11,7 +11,6 @@ generic formats for every query.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -87,7 +86,7 @@ def run_stream(config: StreamRunConfig, report: Callable[[str], None] = lambda l
         raise UserError(f"unknown result format {config.result_format!r} (use csv or json)")
     session = Session(SessionConfig.resolve(config.queries, config.params, config.static, config.engine))
     outputs = AtomicOutputs(config.out)
-    try:
+    with outputs:
         # A DEBS @listener needs the taxi CSV's trigger fields: stream runs write the generic formats.
         session.attach_files(outputs.open, config.result_format, challenge_format=False)
         if config.explain:
@@ -118,11 +117,8 @@ def run_stream(config: StreamRunConfig, report: Callable[[str], None] = lambda l
             "engine_state_rows": session.state_rows(),
             "warnings": warnings,
         }
-        outputs.commit("summary.json", json.dumps(summary, indent=2) + "\n")
+        outputs.commit_summary(summary)
         return summary
-    except BaseException:
-        outputs.abort()
-        raise
 
 
 def print_summary(summary: dict, out_dir: Path, print_line: Callable[[str], None] = print) -> None:
