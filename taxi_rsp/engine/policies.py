@@ -22,10 +22,11 @@ from typing import TYPE_CHECKING, Protocol
 
 from taxi_rsp.engine.expr import set_event_time
 from taxi_rsp.engine.ops.match import EventView
+from taxi_rsp.engine.report import QueryOutput, Trigger
 from taxi_rsp.rdf.events import GraphEvent
 
 if TYPE_CHECKING:
-    from taxi_rsp.engine.query import QueryOutput, RegisteredQuery, Trigger
+    from taxi_rsp.engine.query import RegisteredQuery
 
 
 class TickPolicy(Protocol):
@@ -45,8 +46,6 @@ class EventTimeTick:
     name = "event time (expiries before an event evaluated first, those at its time merged into it)"
 
     def tick(self, query: RegisteredQuery, event: GraphEvent, view: EventView) -> None:
-        from taxi_rsp.engine.query import Trigger
-
         time = event.time
         expiry = query.next_expiry()
         while expiry is not None and expiry < time:
@@ -81,8 +80,6 @@ class OnContentChange:
         self.last: list[tuple] = []  # before the first report: the empty result
 
     def report(self, query: RegisteredQuery, trigger: Trigger) -> QueryOutput | None:
-        from taxi_rsp.engine.query import QueryOutput
-
         root = query.physical.ordered_root
         if not root.changed:
             return None
@@ -122,8 +119,6 @@ class IstreamDstream:
         return inserted, deleted
 
     def report(self, query: RegisteredQuery, trigger: Trigger) -> QueryOutput | None:
-        from taxi_rsp.engine.query import QueryOutput
-
         if not self.pending:
             return None
         inserted, deleted = self.changes(query)

@@ -10,53 +10,19 @@ inserted during the instant. :attr:`RegisteredQuery.info` is the public descript
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from taxi_rsp.algebra.plan import LogicalPlan
 from taxi_rsp.engine.builder import PhysicalPlan
 from taxi_rsp.engine.info import QueryInfo, WindowInfo
 from taxi_rsp.engine.ops.match import EventView
-from taxi_rsp.engine.policies import IstreamDstream, ReportPolicy, report_policy_for
+from taxi_rsp.engine.policies import EventTimeTick, IstreamDstream, ReportPolicy, report_policy_for
+from taxi_rsp.engine.report import Listener, QueryOutput, Trigger  # noqa: F401 - re-exported
 from taxi_rsp.lang.ast import Query, Var
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.events import GraphEvent
 from taxi_rsp.rdf.terms import BNode, Term
 
 
-@dataclass(frozen=True, slots=True)
-class Trigger:
-    """What caused an evaluation: an arriving event, or the expiry instant ``time``."""
-
-    time: int
-    event: GraphEvent | None = None
-
-    @property
-    def is_expiry(self) -> bool:
-        return self.event is None
-
-
-@dataclass(slots=True)
-class QueryOutput:
-    query: RegisteredQuery
-    trigger: Trigger
-    columns: tuple[str, ...]
-    rows: list[tuple] = field(default_factory=list)  # ordered snapshot or inserted rows (term ids)
-    deleted: list[tuple] = field(default_factory=list)
-    triples: list[tuple[Term, Term, Term]] = field(default_factory=list)  # CONSTRUCT
-
-    def values(self, rows: list[tuple] | None = None) -> list[tuple]:
-        """Rows as Python values (numbers, strings, DateTime, IRI...; None if unbound)."""
-        value = self.query.dictionary.value
-        return [tuple(None if v is None else value(v) for v in row) for row in (self.rows if rows is None else rows)]
-
-    def terms(self, rows: list[tuple] | None = None) -> list[tuple]:
-        """Rows as RDF terms (None if unbound)."""
-        decode = self.query.dictionary.decode
-        return [tuple(None if v is None else decode(v) for v in row) for row in (self.rows if rows is None else rows)]
-
-
-Listener = Callable[[QueryOutput], None]
 
 
 class RegisteredQuery:
@@ -163,8 +129,6 @@ class RegisteredQuery:
         for op in self.physical.operators:
             kind = "compiled " if getattr(op, "compiled", False) else "reference"
             lines.append(f"  [{kind}] {op.describe()} -> {', '.join('?' + v for v in op.schema)}")
-        from taxi_rsp.engine.policies import EventTimeTick
-
         lines += ["policies:", f"  tick: {EventTimeTick.name}", f"  report: {self.report_policy.name}"]
         lines.extend(f"warning: {warning}" for warning in cross_products(self.logical.root))
         return "\n".join(lines)
