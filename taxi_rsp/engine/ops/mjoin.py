@@ -32,6 +32,7 @@ from taxi_rsp.engine.ops.stateless import Step, filter_step
 from taxi_rsp.engine.routing import POLICIES, JoinInput, Route, Router, RoutingPolicy
 from taxi_rsp.lang import ast
 
+
 def key_getter(positions: tuple[int, ...]) -> Callable[[Row | list], tuple]:
     """A fast ``lambda row: tuple(row[p] for p in positions)``."""
     if not positions:
