@@ -33,9 +33,16 @@ def _apply(acc: Accumulator, value: object, insert: bool) -> None:
         (acc.update if insert else acc.revert)(value)
 
 
+# SUM and AVG keep a running total whose Python type remembers values that left (an
+# integer total that once held a decimal stays a decimal): their values are compared,
+# not their types (the compiled aggregates do the same; see the issue 17 report).
+VALUE_ONLY = ("SUM", "AVG")
+
+
 def _outcome(kind: str, acc: Accumulator) -> object:
-    """The result, comparable across accumulators: order-free for the two aggregates
-    whose result depends on arrival order (SAMPLE: any present value; GROUP_CONCAT)."""
+    """The result, comparable across accumulators: the RDF term it stands for (type and
+    value: 2 and 2.0 differ), order-free for the two aggregates whose result depends on
+    arrival order (SAMPLE: any present value; GROUP_CONCAT)."""
     try:
         result = acc.result()
     except ExprError:
@@ -43,8 +50,8 @@ def _outcome(kind: str, acc: Accumulator) -> object:
     if kind == "GROUP_CONCAT":
         return sorted(result.split(" ")) if result else []
     if kind == "SAMPLE":
-        return "a present value", result
-    return result
+        return "a present value", (type(result), result)
+    return result if kind in VALUE_ONLY else (type(result), result)
 
 
 @pytest.mark.parametrize("distinct", [False, True], ids=["all", "distinct"])
@@ -65,7 +72,7 @@ def test_revert_undoes_update(kind: str, distinct: bool, operations: list[tuple[
             _apply(fresh, value, insert=True)
         got, expected = _outcome(kind, acc), _outcome(kind, fresh)
         if kind == "SAMPLE" and got != "error":
-            assert expected != "error" and got[1] in present, (got, present)
+            assert expected != "error" and got[1] in [(type(v), v) for v in present], (got, present)
         else:
             assert got == expected, (kind, distinct, present)
 
