@@ -67,10 +67,6 @@ class ReportPolicy(Protocol):
         """The output of the instant that just closed, or None when nothing is reported."""
 
 
-def _project(row: tuple, projection: tuple[int | None, ...]) -> tuple:
-    return tuple(row[i] if i is not None else None for i in projection)
-
-
 class OnContentChange:
     """The whole ordered result, when it differs from the last one reported."""
 
@@ -84,7 +80,7 @@ class OnContentChange:
         if not root.changed:
             return None
         projection = query.physical.projection
-        snapshot = [_project(row, projection) for row in root.snapshot()]
+        snapshot = [tuple(row[i] if i is not None else None for i in projection) for row in root.snapshot()]
         if snapshot == self.last:
             return None
         self.last = snapshot
@@ -110,7 +106,7 @@ class IstreamDstream:
         inserted: list[tuple] = []
         deleted: list[tuple] = []
         for row, mult in self.pending.items():
-            projected = _project(row, projection)
+            projected = tuple(row[i] if i is not None else None for i in projection)
             if mult > 0:
                 inserted.extend([projected] * mult)
             elif mult < 0:
