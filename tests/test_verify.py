@@ -6,7 +6,6 @@ import json
 import shutil
 from pathlib import Path
 
-import pytest
 
 from taxi_rsp.cli import main as cli_main
 from taxi_rsp.verify.compare import compare_folders
