@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from taxi_rsp.outputs.lines import split_delay
 from taxi_rsp.runner import RunConfig, run
 from tests.conftest import ROOT, SAMPLE_20D
 from tests.outputs import read_output
@@ -24,7 +25,7 @@ def engine_outputs(path: Path, out: Path, queries=("q1", "q2"), **params) -> dic
 
 
 def without_delay(lines: list[str]) -> list[str]:
-    return [line.rsplit(",", 1)[0] for line in lines]
+    return [split_delay(line)[0] for line in lines]
 
 
 def test_real_sample_q1_q2_equal_the_oracle(tmp_path: Path, sample_oracle) -> None:
