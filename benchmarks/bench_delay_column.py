@@ -20,7 +20,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from taxi_rsp.verify.delays import read_delays
+from taxi_rsp.outputs.delays import read_delays
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "taxi_rsp" / "samples" / "debs2015" / "sample20d_first10004.csv"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from feeder import Feeder
+from taxi_rsp.feeder import Feeder
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.runner import resolve_query

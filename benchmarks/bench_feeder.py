@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import cached_synthetic
 
-from feeder import Feeder
+from taxi_rsp.feeder import Feeder
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.nquads import write_nquads
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from feeder import Feeder
+from taxi_rsp.feeder import Feeder
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.runner import resolve_query
 

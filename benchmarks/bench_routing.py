@@ -14,12 +14,10 @@ the plan's order suits, to show the router's overhead. Figures: docs/performance
 
 from __future__ import annotations
 
-import os
 
 import pytest
 
 from taxi_rsp.engine.engine import Engine
-from taxi_rsp.engine.ops.mjoin import ROUTING_ENV
 from taxi_rsp.rdf.events import GraphEvent
 from taxi_rsp.rdf.terms import IRI, DateTime
 
@@ -64,16 +62,8 @@ def workload(engine: Engine, shifting: bool = True) -> list[GraphEvent]:
 def prepared(mode: str, shifting: bool = True) -> tuple[tuple[Engine, list[GraphEvent], list[int]], dict]:
     """A registered query and its events (outside the timed part); the list collects
     the number of result rows."""
-    old = os.environ.get(ROUTING_ENV)
-    os.environ[ROUTING_ENV] = mode
-    try:
-        engine = Engine()
-        query = engine.register(QUERY, "shift")
-    finally:
-        if old is None:
-            os.environ.pop(ROUTING_ENV, None)
-        else:
-            os.environ[ROUTING_ENV] = old
+    engine = Engine(join_routing=mode)
+    query = engine.register(QUERY, "shift")
     rows: list[int] = []
     query.listeners.append(lambda output: rows.append(len(output.rows)))
     return (engine, workload(engine, shifting), rows), {}

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
-from feeder.validate import format_scaled, timestamp_millis, to_scaled
+from taxi_rsp.feeder.validate import format_scaled, timestamp_millis, to_scaled
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.namespaces import XSD_DECIMAL, XSD_INTEGER, XSD_STRING
 from taxi_rsp.rdf.terms import DECIMAL_RE, INTEGER_RE, Literal

@@ -1,11 +1,11 @@
 """The Feeder: a taxi CSV streamed line by line into RDF graph events (SPEC §1).
 
 One accepted line becomes one graph event ⟨g : [dropoff]⟩ whose triples describe the
-trip (vocabulary in :mod:`feeder.vocabulary`); a rejected line goes to the rejects
+trip (vocabulary in :mod:`taxi_rsp.feeder.vocabulary`); a rejected line goes to the rejects
 file with its line number and reason and is otherwise ignored (SPEC §1.1).
 
 The loop below runs once per input line (2 M times on the 20-day file), so it is
-written for speed: fields go through memoising codecs (:mod:`feeder.codecs`) and the
+written for speed: fields go through memoising codecs (:mod:`taxi_rsp.feeder.codecs`) and the
 common case is a couple of dict lookups per field.
 """
 
@@ -17,9 +17,9 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TextIO
 
-from feeder import vocabulary as V
-from feeder.codecs import AxisCodec, ExactCodec, MoneyCodec, StringCodec, TimestampCodec
-from feeder.records import FeedStats, TripMeta
+from taxi_rsp.feeder import vocabulary as V
+from taxi_rsp.feeder.codecs import AxisCodec, ExactCodec, MoneyCodec, StringCodec, TimestampCodec
+from taxi_rsp.feeder.records import FeedStats, TripMeta
 from taxi_rsp.errors import UserError
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.events import GraphEvent, StarGraph, StarLayout

@@ -1,9 +1,8 @@
 """Listeners: turn query outputs into files (the DEBS challenge format, generic CSV,
-N-Quads), atomically, with the per-line delay and the run summary."""
+SPARQL JSON lines, N-Quads) with the per-line delay. Installed as ``taxi_rsp.listener``."""
 
-from listener.atomic import AtomicOutputs
-from listener.debs import PROFILES, DebsTopKWriter
-from listener.generic import CsvResultWriter, NQuadsResultWriter
-from listener.summary import delay_stats
+from taxi_rsp.listener.debs import PROFILES, DebsTopKWriter
+from taxi_rsp.listener.generic import CsvResultWriter, NQuadsResultWriter
+from taxi_rsp.listener.sparql_json import SparqlJsonResultWriter
 
-__all__ = ["PROFILES", "AtomicOutputs", "CsvResultWriter", "DebsTopKWriter", "NQuadsResultWriter", "delay_stats"]
+__all__ = ["PROFILES", "CsvResultWriter", "DebsTopKWriter", "NQuadsResultWriter", "SparqlJsonResultWriter"]

@@ -10,10 +10,11 @@ from __future__ import annotations
 import time
 from array import array
 from dataclasses import dataclass
-from typing import TextIO
+from typing import TextIO, cast
 
-from listener.formats import FORMATTERS, timestamp
+from taxi_rsp.listener.formats import FORMATTERS, timestamp
 from taxi_rsp.engine.query import QueryOutput
+from taxi_rsp.feeder.records import TripMeta
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ class DebsTopKWriter:
             stamp = timestamp(trigger.time)
             parts += [stamp, stamp]
         else:
-            meta = trigger.event.meta
+            meta = cast(TripMeta, trigger.event.meta)  # the Feeder's: this format needs the taxi CSV
             parts += [meta.pickup, meta.dropoff]
         columns = [(i, fmt, texts, texts.get) for (i, fmt), texts in zip(self._value_pos, self._texts)]
         for row in rows:

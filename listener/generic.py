@@ -8,7 +8,7 @@ import time
 from array import array
 from typing import TextIO
 
-from listener.formats import timestamp
+from taxi_rsp.listener.formats import timestamp
 from taxi_rsp.engine.query import QueryOutput
 from taxi_rsp.rdf.namespaces import PROV_GENERATED_AT, XSD_DATETIME
 from taxi_rsp.rdf.terms import IRI, DateTime, Literal
@@ -38,9 +38,9 @@ class _Counts:
     def _reported(self, output: QueryOutput) -> None:
         self.reports += 1
         event = output.trigger.event
-        read_ns = getattr(getattr(event, "meta", None), "read_ns", None)
-        if read_ns is not None:
-            self.delays_ms.append((time.perf_counter_ns() - read_ns) / 1e6)
+        meta = event.meta if event is not None else None
+        if meta is not None:
+            self.delays_ms.append((time.perf_counter_ns() - meta.read_ns) / 1e6)
 
 
 def _instant(time: int) -> str:

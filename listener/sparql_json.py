@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
-from listener.generic import _Counts
+from taxi_rsp.listener.generic import _Counts
 from taxi_rsp.engine.query import QueryOutput
 from taxi_rsp.rdf.namespaces import XSD_STRING
 from taxi_rsp.rdf.terms import IRI, BNode, DateTime, Literal, Term

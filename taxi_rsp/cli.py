@@ -25,7 +25,6 @@ DEBUG_HELP = "on an error, show the Python traceback after the one-line message"
 ENVIRONMENT = """environment variables:
   JAVA_HOME              Java 17 for Spark (default: the `java` on PATH)
   TAXI_RSP_SPARK_MEMORY  Spark driver memory of local runs (default 2g)
-  TAXI_RSP_JOIN_ROUTING  engine join routing: adaptive (default), fixed or binary
   TAXI_RSP_VM_ACCEL      `auto` VM accelerator: tcg (default) or kvm
   SOURCE_DATE_EPOCH      timestamp of a reproducible `vm build`"""
 

@@ -7,9 +7,7 @@
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import resource
 import stat
 import sys
@@ -19,66 +17,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from feeder import Feeder
-from listener import (
-    PROFILES,
-    AtomicOutputs,
-    CsvResultWriter,
-    DebsTopKWriter,
-    NQuadsResultWriter,
-    delay_stats,
-)
-from listener.sparql_json import SparqlJsonResultWriter
-from taxi_rsp.engine.engine import Engine
-from taxi_rsp.engine.gcpolicy import engine_gc
+from taxi_rsp.engine.config import EngineConfig
 from taxi_rsp.errors import UserError
+from taxi_rsp.feeder import Feeder
+from taxi_rsp.listener import DebsTopKWriter
+from taxi_rsp.outputs.atomic import AtomicOutputs
+from taxi_rsp.outputs.summary import data_warnings
 from taxi_rsp.procfs import ReadOffset
 from taxi_rsp.rdf.events import GraphEvent
 from taxi_rsp.rdf.namespaces import STREAMS
+from taxi_rsp.session import QuerySource, Session, SessionConfig, resolve_query
 
 if TYPE_CHECKING:
     from taxi_rsp.live.sink import LiveSink
 
-
-def _queries_dir() -> Path:
-    """``queries/`` of the source tree (editable install), else the installed copy."""
-    source = Path(__file__).resolve().parents[1] / "queries"
-    if source.is_dir():
-        return source
-    return Path(sys.prefix) / "share" / "taxi-rsp" / "queries"
-
-
-QUERIES_DIR = _queries_dir()
-_LISTENER_PRAGMA = re.compile(r"^#\s*@listener\s+(\S+)\s*$", re.MULTILINE)
-
-
-@dataclass(frozen=True)
-class QuerySource:
-    name: str
-    text: str
-    path: Path
-
-    @property
-    def listener(self) -> str | None:
-        match = _LISTENER_PRAGMA.search(self.text)
-        return match.group(1) if match else None
-
-
-def resolve_query(name_or_path: str) -> QuerySource:
-    """A query by name (``q1`` -> queries/q1.cqels) or by path to a .cqels file."""
-    candidate = Path(name_or_path)
-    if candidate.suffix == ".cqels" or candidate.exists():
-        path = candidate
-    else:
-        path = QUERIES_DIR / f"{name_or_path}.cqels"
-    if not path.is_file():
-        known = ", ".join(sorted(p.stem for p in QUERIES_DIR.glob("*.cqels")))
-        raise UserError(f"unknown query {name_or_path!r} (known: {known}; or give a path to a .cqels file)")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"cannot read query {path}: {exc}") from None
-    return QuerySource(path.stem, text, path)
+__all__ = ["DEFAULT_QUERIES", "QuerySource", "RunConfig", "resolve_query", "run"]
 
 
 RSS_CHECKPOINTS = (200_000, 1_000_000, 2_000_000)
@@ -94,7 +47,7 @@ class RunConfig:
     static: list[Path] = field(default_factory=list)
     progress: bool = False
     explain: bool = False
-    compiled: bool = True  # False: the reference operators only (taxi_rsp.engine.compiled off)
+    engine: EngineConfig = EngineConfig()  # compiled or reference operators, join routing, top-k
     rss_checkpoints: tuple[int, ...] = RSS_CHECKPOINTS  # line counts at which peak RSS is recorded
     # Called with each registration warning (cross product, unfed stream) as soon as it is
     # known, before the run starts; all warnings also go to summary.json.
@@ -103,65 +56,53 @@ class RunConfig:
     result_format: str = "csv"  # SELECT results of non-DEBS queries: "csv" or "json" (SPARQL JSON lines)
     live: LiveSink | None = None  # `run --live`: the map page watching the run (None: no cost at all)
 
+    def session_config(self) -> SessionConfig:
+        """The frozen session configuration of this run (queries resolved, parameters merged)."""
+        return SessionConfig.resolve(self.queries, self.params, self.static, self.engine)
+
 
 def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) -> dict:
     """Run the queries over the input; returns the summary (also written as summary.json)."""
     before = _check_input(config.input)
-    sources = [resolve_query(q) for q in config.queries]
-    names = [s.name for s in sources]
-    if len(set(names)) != len(names):
-        raise UserError(f"a query was given twice: {', '.join(names)}")
-
-    engine = Engine(compiled=config.compiled)
-    for path in config.static:
-        engine.load_static(path)
+    session = Session(config.session_config())
     outputs = AtomicOutputs(config.out)
-    writers = {}
-    try:
-        for source in sources:
-            params = {**config.params.get("*", {}), **config.params.get(source.name, {})}
-            query = engine.register(source.text, source.name, params, source=str(source.path))
-            require_stream(source, query)
-            writers[source.name] = _writer_for(source, query, outputs, config.result_format)
-            query.listeners.append(writers[source.name])
-            if config.live is not None:
-                config.live.attach(query, writers[source.name])
-            if config.explain:
-                report(query.explain())
-        registration = registration_warnings(engine, {STREAMS + "trips"})
+    with outputs:
+        sinks = session.attach_files(outputs.open, config.result_format)
+        if config.live is not None:
+            for info in session.infos:
+                config.live.attach(info, sinks[info.name], session.listen)
+        if config.explain:
+            for info in session.infos:
+                report(session.explain(info.name))
+        registration = session.registration_warnings({STREAMS + "trips"})
         for warning in registration:
             if config.warn is not None:
                 config.warn(warning)
         rejects = outputs.open("rejects.csv")
         outputs.claim(config.force, protect=[config.input, *config.static])
-        feeder = Feeder(config.input, engine.dictionary, rejects)
+        feeder = Feeder(config.input, session.dictionary, rejects)
         watch = _InputWatch(feeder, config.input, config.rss_checkpoints)
         started, cpu_started = time.perf_counter(), time.process_time()
-        with _progress(config.progress, config.input) as tick, engine_gc():
+        with _progress(config.progress, config.input) as tick:
             events = watch.events()
             if config.live is not None:
                 events = config.live.observe(events, feeder.stats)
-            for event in events:
-                engine.process(event)
-                tick(feeder.stats.lines_read)
+            session.run(events, lambda event: tick(feeder.stats.lines_read))
         exec_seconds = time.perf_counter() - started
         # CPU seconds of the same span: on a shared machine they, unlike exec_seconds, do not stretch.
         cpu_seconds = time.process_time() - cpu_started
         _check_unchanged(config.input, before)
-        summary = _summary(feeder.stats, writers, exec_seconds, engine)
+        summary = _summary(feeder.stats, session, exec_seconds)
         summary["cpu_seconds"] = round(cpu_seconds, 3)
         summary["rss_mib_at_lines"] = watch.rss_at_lines
         summary["peak_rss_mib"] = _peak_rss_mib()
-        summary["warnings"] = registration + _warnings(engine, watch)
-        outputs.commit("summary.json", json.dumps(summary, indent=2) + "\n")
+        summary["warnings"] = registration + _warnings(session, watch)
+        outputs.commit_summary(summary)
         if config.live is not None:
             config.live.finish(summary)
         if outputs.removed:
             report(f"removed {', '.join(outputs.removed)} of an earlier run in {config.out}")
         return summary
-    except BaseException:
-        outputs.abort()
-        raise
 
 
 def _check_input(path: Path) -> os.stat_result | None:
@@ -243,100 +184,39 @@ class _InputWatch:
         return next_at
 
 
-def registration_warnings(engine: Engine, fed: set[str]) -> list[str]:
-    """Cross products and never-fed streams of the registered queries (docs/cqels-ql.md)."""
-    from taxi_rsp.algebra.lint import cross_products, unfed_streams
-
-    warnings = [f"{q.name}: {w}" for q in engine.queries for w in cross_products(q.logical.root)]
-    read = {q.name: {engine.dictionary.decode(s).value for s in q.streams} for q in engine.queries}  # type: ignore[union-attr]
-    return warnings + unfed_streams(read, fed)
-
-
 def _peak_rss_mib() -> float:
     """Peak resident set size of this process so far (ru_maxrss is in KiB on Linux)."""
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
-def _warnings(engine: Engine, watch: _InputWatch) -> list[str]:
+def _warnings(session: Session, watch: _InputWatch) -> list[str]:
     span_ms = None if watch.first_time is None else watch.last_time - watch.first_time
-    windows = {query.name: [w.spec.range_ms for w in query.physical.windows if w.spec.kind == "RANGE"]
-               for query in engine.queries}
+    windows = {info.name: info.range_windows_ms() for info in session.infos}
     return data_warnings(watch.feeder.stats.lines_read, span_ms, windows)
 
 
-def data_warnings(lines_read: int, span_ms: int | None, windows_ms: dict[str, list[int]]) -> list[str]:
-    """Runs that are complete and correct per SPEC but rarely what was meant: no trip
-    accepted (``span_ms`` None), or a time window longer than the data, which never
-    drops a trip (its result is a running total). Shared with the baseline; see
-    docs/semantics.md.
-
-    >>> data_warnings(20, 19 * 60_000, {"q1": [30 * 60_000], "q2": [15 * 60_000]})
-    ['q1: window 30 min is longer than the data (19 min of drop-offs): no trip ever left it']
-    """
-    if span_ms is None:
-        what = "the input is empty" if lines_read == 0 else "no line was accepted (see rejects.csv)"
-        return [f"{what}: no trip reached the queries"]
-    warnings = []
-    for name, windows in windows_ms.items():
-        longer = sorted({w for w in windows if w > span_ms})
-        if longer:
-            warnings.append(f"{name}: window {', '.join(_minutes(w) for w in longer)} is longer than the "
-                            f"data ({_minutes(span_ms)} of drop-offs): no trip ever left it")
-    return warnings
-
-
-def _minutes(ms: int) -> str:
-    return f"{ms / 60_000:g} min"
-
-
-def require_stream(source: QuerySource, query) -> None:
-    """A query without a STREAM pattern is never triggered by the stream: it would run
-    to the end and emit nothing. Say so instead (docs/semantics.md)."""
-    if not query.streams:
-        raise UserError(f"{source.path}: the query reads no STREAM, so no event ever triggers it: it is a "
-                        "one-shot query over the static data, which `taxi-rsp run` does not answer; put the "
-                        "stream part in STREAM <iri> [RANGE …] { … }")
-
-
-def _writer_for(source: QuerySource, query, outputs: AtomicOutputs, result_format: str = "csv"):
-    listener = source.listener
-    if listener is not None:
-        profile = PROFILES.get(listener)
-        if profile is None:
-            raise UserError(f"{source.path}: unknown @listener {listener!r} (known: {', '.join(PROFILES)})")
-        try:
-            return DebsTopKWriter(profile, outputs.open(f"{source.name}.csv"), query.columns)
-        except ValueError as exc:
-            raise UserError(f"{source.path}: {exc}") from None
-    if query.logical.form == "CONSTRUCT":
-        return NQuadsResultWriter(outputs.open(f"{source.name}.nq"))
-    if result_format == "json":
-        return SparqlJsonResultWriter(outputs.open(f"{source.name}.jsonl"), query.columns, query.logical.ordered)
-    return CsvResultWriter(outputs.open(f"{source.name}.csv"), query.columns, query.logical.ordered)
-
-
-def _summary(stats, writers: dict, exec_seconds: float, engine: Engine) -> dict:
+def _summary(stats, session: Session, exec_seconds: float) -> dict:
+    figures = session.sink_figures()
     summary = {
         "lines_read": stats.lines_read,
         "accepted": stats.accepted,
         "rejected": dict(stats.rejected),
         "outliers": dict(stats.outliers),
         "profit_excluded": stats.profit_excluded,
-        "emitted": {name: w.emitted for name, w in writers.items()},
+        "emitted": figures["emitted"],
         "exec_seconds": round(exec_seconds, 6),
         "events_per_second": round(stats.accepted / exec_seconds, 1) if exec_seconds > 0 else None,
-        "delay_ms": {name: delay_stats(getattr(w, "delays_ms", [])) for name, w in writers.items()},
-        "engine_state_rows": {q.name: q.state_size() for q in engine.queries},
+        "delay_ms": figures["delay_ms"],
+        "engine_state_rows": session.state_rows(),
         # how each query ran: compiled operators, or reference ones (and why, see --explain)
-        "operators": {q.name: [op.describe() for op in q.physical.operators] for q in engine.queries},
+        "operators": session.operators(),
     }
     # The DEBS counters (SPEC §1 grid outliers, profit exclusions) mean something only
     # next to a DEBS query; other queries report how many instants they answered.
-    if not any(isinstance(w, DebsTopKWriter) for w in writers.values()):
+    if not any(isinstance(sink, DebsTopKWriter) for sink in session.sinks.values()):
         del summary["outliers"], summary["profit_excluded"]
-    reports = {name: w.reports for name, w in writers.items() if hasattr(w, "reports")}
-    if reports:
-        summary["reports"] = reports
+    if "reports" in figures:
+        summary["reports"] = figures["reports"]
     return summary
 
 

@@ -13,6 +13,11 @@ SAMPLE_FULL = SAMPLE_DIR / "full2013_first100.csv"
 QUERIES_DIR = ROOT / "queries"
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-golden", action="store_true",
+                     help="rewrite the golden fixtures (tests/golden/) from the current code")
+
+
 @pytest.fixture
 def sample_20d() -> Path:
     return SAMPLE_20D

@@ -5,9 +5,7 @@ order, to the binary-join plan and to a brute-force recompute (hypothesis)."""
 from __future__ import annotations
 
 import itertools
-import os
 from collections import Counter
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -15,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from taxi_rsp.engine.engine import Engine
-from taxi_rsp.engine.ops.mjoin import ROUTING_ENV, MultiJoinOp, flatten
+from taxi_rsp.engine.ops.mjoin import MultiJoinOp, flatten
+from taxi_rsp.errors import UserError
 from taxi_rsp.engine.routing import (
     FilterStats,
     FixedOrder,
@@ -142,25 +141,11 @@ def test_a_one_row_window_emptying_and_refilling_is_not_drift() -> None:
 
 
 # -- engine-level helpers --------------------------------------------------------------
-@contextmanager
-def routing_mode(mode: str):
-    old = os.environ.get(ROUTING_ENV)
-    os.environ[ROUTING_ENV] = mode
-    try:
-        yield
-    finally:
-        if old is None:
-            os.environ.pop(ROUTING_ENV, None)
-        else:
-            os.environ[ROUTING_ENV] = old
-
-
 def engine_for(query: str, mode: str, static: list[tuple[str, str, str]] = (), eager: bool = True):
-    engine = Engine()
+    engine = Engine(join_routing=mode)
     for s, p, o in static:
         engine.static.add(IRI(EX + s), IRI(EX + p), IRI(EX + o))
-    with routing_mode(mode):
-        engine.register(PREFIX + query, "q")
+    engine.register(PREFIX + query, "q")
     joins = [op for op in engine.queries[0].physical.operators if isinstance(op, MultiJoinOp)]
     if eager:  # re-decide on every arrival so that routes change as often as possible
         for join in joins:
@@ -383,5 +368,5 @@ def test_unbound_values_and_count_windows_match_the_binary_plan(events) -> None:
 
 
 def test_unknown_routing_mode_is_refused() -> None:
-    with pytest.raises(ValueError, match=ROUTING_ENV):
+    with pytest.raises(UserError, match="join routing"):
         engine_for(SHIFT_QUERY, "clever")

@@ -8,7 +8,7 @@ import random
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from feeder import Feeder
+from taxi_rsp.feeder import Feeder
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.engine.ops.join import JoinOp
 from taxi_rsp.engine.ops.minus import AntiJoinOp

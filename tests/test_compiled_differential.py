@@ -7,7 +7,6 @@ send rows down the slow path and make the compiled operator hand over to the ref
 
 from __future__ import annotations
 
-from fractions import Fraction
 
 import pytest
 from hypothesis import HealthCheck, given, settings

@@ -10,6 +10,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from taxi_rsp.outputs.lines import split_delay
 from taxi_rsp.runner import RunConfig, run
 from tests.oracle.run import run_oracle
 
@@ -52,7 +53,7 @@ def to_csv(items) -> str:
 
 
 def strip_delay(lines: list[str]) -> list[tuple[str, bool]]:
-    return [(line.rsplit(",", 1)[0], line.endswith(",NULL")) for line in lines]
+    return [split_delay(line) for line in lines]
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

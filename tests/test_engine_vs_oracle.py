@@ -3,13 +3,16 @@ independent oracle in tests/oracle and the hand-built cases in tests/cases."""
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
 import pytest
 
+from taxi_rsp.outputs.lines import split_delay
 from taxi_rsp.runner import RunConfig, run
 from tests.conftest import ROOT, SAMPLE_20D
+from tests.outputs import read_output
 
 CASES = sorted(p for p in (ROOT / "tests" / "cases").glob("*") if (p / "input.csv").is_file())
 
@@ -22,7 +25,7 @@ def engine_outputs(path: Path, out: Path, queries=("q1", "q2"), **params) -> dic
 
 
 def without_delay(lines: list[str]) -> list[str]:
-    return [line.rsplit(",", 1)[0] for line in lines]
+    return [split_delay(line)[0] for line in lines]
 
 
 def test_real_sample_q1_q2_equal_the_oracle(tmp_path: Path, sample_oracle) -> None:
@@ -62,6 +65,30 @@ def test_hand_built_case(tmp_path: Path, case: Path) -> None:
         assert without_delay(outputs[query]) == without_delay(expected), f"{case.name} {query}"
         nulls = [line.endswith(",NULL") for line in outputs[query]]
         assert nulls == [line.endswith(",NULL") for line in expected]
+    # the rejects and counts the case's README derives by hand (the oracle is held to them too)
+    assert engine_rejects(tmp_path / "rejects.csv") == expected_rejects(case)
+    summary_path = case / "expected_summary.json"
+    if summary_path.exists():
+        expected_summary = json.loads(summary_path.read_text(encoding="utf-8"))
+        assert {key: outputs["summary"][key] for key in expected_summary} == expected_summary
+
+
+def engine_rejects(path: Path) -> list[tuple[int, str, str]]:
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.reader(handle))
+    assert rows[0] == ["line_no", "reason", "raw_line"]
+    return [(int(line_no), reason, raw) for line_no, reason, raw in rows[1:]]
+
+
+def expected_rejects(case: Path) -> list[tuple[int, str, str]]:
+    """``expected_rejects.csv``: the raw line is everything after the second comma,
+    unquoted (tests/cases/README.md); no file: no rejects."""
+    path = case / "expected_rejects.csv"
+    if not path.exists():
+        return []
+    rows = read_output(path)
+    assert rows[0] == "line_no,reason,raw_line"
+    return [(int(line_no), reason, raw) for line_no, reason, raw in (row.split(",", 2) for row in rows[1:])]
 
 
 def test_window_sweep_parameters_reach_the_queries(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from feeder import Feeder, FeedStats, TripMeta, codecs
+from taxi_rsp.feeder import Feeder, FeedStats, TripMeta, codecs
 from taxi_rsp.errors import UserError
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.namespaces import RDF_TYPE, STREAMS, TAXI

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from feeder import Feeder
-from feeder.validate import timestamp_valid, to_scaled
+from taxi_rsp.feeder import Feeder
+from taxi_rsp.feeder.validate import timestamp_valid, to_scaled
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.namespaces import TAXI
 from taxi_rsp.rdf.terms import IRI

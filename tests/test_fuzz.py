@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from feeder import Feeder
+from taxi_rsp.feeder import Feeder
 from taxi_rsp.algebra.translate import translate_query
 from taxi_rsp.errors import QuerySyntaxError, UnsupportedQueryError
 from taxi_rsp.lang.parser import parse_query

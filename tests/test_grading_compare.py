@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from taxi_rsp.grading.compare import compare_query
-from taxi_rsp.grading.delays import delay_stats, percentile
+from taxi_rsp.outputs.delays import delay_stats, percentile
 from taxi_rsp.grading.outputs import field_names, parse_lines, read_output
 
 NULLS = ",".join(["NULL"] * 18)

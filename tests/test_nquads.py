@@ -14,7 +14,7 @@ import pytest
 import rdflib
 from rdflib import Literal as RLiteral, URIRef
 
-from feeder import Feeder
+from taxi_rsp.feeder import Feeder
 from taxi_rsp.cli import main
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.events import GraphEvent

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import itertools
 
-from feeder import Feeder
+from taxi_rsp.feeder import Feeder
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.runner import resolve_query
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from feeder import Feeder
+from taxi_rsp.feeder import Feeder
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.nquads import term_nquads, write_nquads
 from taxi_rsp.rdf.terms import IRI, DateTime, Literal

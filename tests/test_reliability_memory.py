@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from feeder import Feeder
+from taxi_rsp.feeder import Feeder
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.engine.index.oneway import OneWayIndex
 from taxi_rsp.engine.index.ring import RingIndex

@@ -15,6 +15,7 @@ from taxi_rsp.errors import UserError
 from taxi_rsp.rdf.events import GraphEvent
 from taxi_rsp.rdf.terms import IRI, DateTime, Literal
 from taxi_rsp.scaleout.job import longest_window_ms
+from taxi_rsp.session import QuerySource, Session
 from tests.engine_helpers import EX, Stream
 
 PREFIX = "PREFIX ex: <http://example.org/>\n"
@@ -130,7 +131,7 @@ def test_slide_window_equals_brute_force_at_every_boundary(gaps, range_units, sl
 
 def test_slide_cannot_run_time_partitioned() -> None:
     # A time slice is warmed up on one window length; a hopping window would need more.
-    engine = Engine()
-    engine.register(PREFIX + "SELECT ?o WHERE { STREAM ex:stream [RANGE 10m SLIDE 5m] { ?e ex:v ?o } }", "q")
+    session = Session()
+    session.add_query(QuerySource("q", PREFIX + "SELECT ?o WHERE { STREAM ex:stream [RANGE 10m SLIDE 5m] { ?e ex:v ?o } }"))
     with pytest.raises(UserError, match="SLIDE window cannot run time-partitioned"):
-        longest_window_ms(engine)
+        longest_window_ms(session)

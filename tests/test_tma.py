@@ -61,7 +61,7 @@ def test_tma_equals_sorted_top_k(ops, k) -> None:
 
 
 def test_planner_uses_tma_for_q2_and_results_agree(sample_20d: Path, tmp_path: Path) -> None:
-    from feeder import Feeder
+    from taxi_rsp.feeder import Feeder
 
     text = (Path(__file__).resolve().parents[1] / "queries" / "q2.cqels").read_text()
     head = tmp_path / "head.csv"

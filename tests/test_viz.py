@@ -90,7 +90,7 @@ def test_instants_and_counts_of_the_sample() -> None:
 
 @given(st.from_regex(r"[+-]?[0-9]{0,4}(\.[0-9]{0,12})?", fullmatch=True))
 def test_decimals_convert_as_the_feeder_converts_them(text: str) -> None:
-    from feeder.validate import to_scaled
+    from taxi_rsp.feeder.validate import to_scaled
 
     assert parse_nano(text) == to_scaled(text, 9)
 

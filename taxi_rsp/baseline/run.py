@@ -11,27 +11,26 @@ inputs of the tests affordable. ``exec_seconds`` is then the time of the whole b
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
-import numpy as np
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from taxi_rsp.baseline.evaluate import RESULT_DDL, QuerySpec, chunk_function
 from taxi_rsp.baseline.instants import evaluation_instants, split_into_chunks
-from taxi_rsp.baseline.outputs import OutputFolder
 from taxi_rsp.baseline.reader import read_trips
 from taxi_rsp.baseline.topk import SELF_CHECK_FAILED
 from taxi_rsp.errors import UserError
-from taxi_rsp.runner import data_warnings
 from taxi_rsp.spec import REJECT_REASONS, REJECTS_HEADER
-from taxi_rsp.verify.delays import delay_stats
+from taxi_rsp.outputs.atomic import AtomicOutputs
+from taxi_rsp.outputs.delays import delay_stats
+from taxi_rsp.outputs.summary import data_warnings
 
 MINUTE = 60
 QUERY_COLUMNS = {
@@ -76,8 +75,13 @@ def run_batch(jobs: Sequence[tuple[Path, Path]], settings: BaselineSettings, spa
     if unknown or not settings.queries:
         raise UserError(f"the baseline answers q1 and q2 only (got {', '.join(unknown) or 'none'})")
     writing = [*(f"{name}.csv" for name in settings.queries), "rejects.csv"]
-    folders = [OutputFolder(out, writing, force, protect=[input_path]) for input_path, out in jobs]
+    folders = [AtomicOutputs(out) for _, out in jobs]
     try:
+        # Every file is open before any work, so a folder holding files this run would not
+        # rewrite refuses the run (unless ``force``) before Spark reads anything.
+        files = [{name: folder.open(name) for name in writing} for folder in folders]
+        for folder, (input_path, _) in zip(folders, jobs):
+            folder.claim(force, protect=[input_path])
         started = time.perf_counter()
         read = read_trips(spark, [input_path.resolve() for input_path, _ in jobs])
         summaries, bounds = _counts(read.trips, read.rejects, len(jobs))
@@ -93,7 +97,8 @@ def run_batch(jobs: Sequence[tuple[Path, Path]], settings: BaselineSettings, spa
             summary.update(emitted={}, delay_ms={}, recompute_ms={}, instants={})
         for spec in settings.specs():
             try:
-                per_stream = _run_query(spark, read.trips, spec, bounds, chunks, folders)
+                per_stream = _run_query(spark, read.trips, spec, bounds, chunks,
+                                        [handles[f"{spec.name}.csv"] for handles in files])
             except Exception as exc:  # a worker's self-check arrives wrapped in Spark's error
                 error = _self_check_error(exc)
                 if error is None:
@@ -104,12 +109,12 @@ def run_batch(jobs: Sequence[tuple[Path, Path]], settings: BaselineSettings, spa
                     summary[key][spec.name] = value
             report(f"{spec.name}: {sum(s['instants'] for s in per_stream):,} instants recomputed, "
                    f"{sum(s['emitted'] for s in per_stream):,} lines")
-        _write_rejects(read.rejects, folders)
+        _write_rejects(read.rejects, [handles["rejects.csv"] for handles in files])
         exec_seconds = round(time.perf_counter() - started, 6)
         for summary, folder in zip(summaries, folders):
             summary.update(exec_seconds=exec_seconds, batch_size=len(jobs), chunks=chunks,
                            master=spark.sparkContext.master)
-            folder.commit(json.dumps(summary, indent=2) + "\n")
+            folder.commit("summary.json", json.dumps(summary, indent=2) + "\n")
         read.trips.unpersist()
         read.rejects.unpersist()
         return summaries
@@ -154,8 +159,9 @@ def _counts(trips: DataFrame, rejects: DataFrame, streams: int) -> tuple[list[di
 
 
 def _run_query(spark: SparkSession, trips: DataFrame, spec: QuerySpec, bounds: dict[int, tuple[int, int]],
-               chunks: int, folders: Sequence[OutputFolder]) -> list[dict]:
-    """Recompute every instant of one query, write its files; returns per-stream statistics."""
+               chunks: int, handles: Sequence[TextIO]) -> list[dict]:
+    """Recompute every instant of one query, write its file per stream (``handles``);
+    returns per-stream statistics."""
     valid = trips.where(F.col(VALID_COLUMN[spec.name]).isNotNull()).select(*QUERY_COLUMNS[spec.name])
     instants = evaluation_instants(trips, valid, spec.windows_s).cache()  # used three times below
     parts = split_into_chunks(spark, instants, valid, bounds, spec.longest_s, chunks)
@@ -163,16 +169,14 @@ def _run_query(spark: SparkSession, trips: DataFrame, spec: QuerySpec, bounds: d
                .cogroup(parts.trips.groupBy("stream", "chunk"))
                .applyInPandas(chunk_function(spec), RESULT_DDL)
                .cache())
-    emitted = [0] * len(folders)
+    emitted = [0] * len(handles)
     try:
         timings = results.select("stream", "recompute_ms", "delay_ms").toArrow()
-        with contextlib.ExitStack() as stack:
-            handles = [stack.enter_context(folder.open(f"{spec.name}.csv")) for folder in folders]
-            lines = (results.where(F.col("line").isNotNull())
-                     .orderBy("stream", "time", "seq").select("stream", "line"))
-            for row in lines.toLocalIterator():
-                handles[row["stream"]].write(row["line"] + "\n")
-                emitted[row["stream"]] += 1
+        lines = (results.where(F.col("line").isNotNull())
+                 .orderBy("stream", "time", "seq").select("stream", "line"))
+        for row in lines.toLocalIterator():
+            handles[row["stream"]].write(row["line"] + "\n")
+            emitted[row["stream"]] += 1
     finally:
         results.unpersist()
         instants.unpersist()
@@ -180,24 +184,21 @@ def _run_query(spark: SparkSession, trips: DataFrame, spec: QuerySpec, bounds: d
     recompute = timings.column("recompute_ms").to_numpy()
     delays = timings.column("delay_ms").to_numpy(zero_copy_only=False)
     stats = []
-    for stream in range(len(folders)):
+    for stream in range(len(handles)):
         mine = streams == stream
-        stream_delays = delays[mine]
         stats.append({
             "emitted": emitted[stream],
-            "delay_ms": delay_stats(stream_delays[~np.isnan(stream_delays)]),
-            "recompute_ms": delay_stats(recompute[mine]),
+            "delay_ms": delay_stats(delays[mine]).summary(),  # NaN: an instant without a line
+            "recompute_ms": delay_stats(recompute[mine]).summary(),
             "instants": int(mine.sum()),
         })
     return stats
 
 
-def _write_rejects(rejects: DataFrame, folders: Sequence[OutputFolder]) -> None:
-    with contextlib.ExitStack() as stack:
-        writers = []
-        for folder in folders:
-            handle = stack.enter_context(folder.open("rejects.csv"))
-            handle.write(REJECTS_HEADER + "\n")
-            writers.append(csv.writer(handle, lineterminator="\n"))
-        for row in rejects.orderBy("stream", "line_no").toLocalIterator():
-            writers[row["stream"]].writerow((row["line_no"], row["reason"], row["raw_line"]))
+def _write_rejects(rejects: DataFrame, handles: Sequence[TextIO]) -> None:
+    writers = []
+    for handle in handles:
+        handle.write(REJECTS_HEADER + "\n")
+        writers.append(csv.writer(handle, lineterminator="\n"))
+    for row in rejects.orderBy("stream", "line_no").toLocalIterator():
+        writers[row["stream"]].writerow((row["line_no"], row["reason"], row["raw_line"]))

@@ -31,7 +31,7 @@ JAVA_OPTIONS = f"-Duser.timezone=UTC -Dlog4j2.configurationFile={LOG4J_CONFIG}"
 # Lines the JVM prints on every start that say nothing about this run.
 JVM_NOISE = ("WARNING: Using incubator modules", "Using Spark's default log4j profile",
              "Setting default log level to", "To adjust logging level use")
-PROJECT_PACKAGES = ("taxi_rsp", "feeder", "listener")
+PROJECT_PACKAGES = ("taxi_rsp", "taxi_rsp.feeder", "taxi_rsp.listener")
 _SKIPPED_IN_ZIP = {"__pycache__", "samples"}  # bytecode; the bundled example data (MBs)
 JAVA_FIX = ("install a Java 17 runtime (Debian: `apt-get install -y openjdk-17-jre-headless`) "
             "or set JAVA_HOME to its folder")
@@ -147,18 +147,26 @@ def _forward_stderr(stream) -> None:  # noqa: ANN001 - a binary pipe
 
 
 def _package_zip() -> Path:
-    """A zip of the project's packages (``taxi_rsp`` and the ``feeder`` and ``listener``
-    the engine imports, for `run --spark`), for executors of a remote cluster. Data
-    files go in too: the query grammar is read with importlib.resources."""
-    import importlib
+    """A zip of the project's packages (``taxi_rsp`` with the ``taxi_rsp.feeder`` and
+    ``taxi_rsp.listener`` the engine imports, for `run --spark`), for executors of a
+    remote cluster. Data files go in too: the query grammar is read with
+    importlib.resources. The two subpackages live in the checkout's ``feeder/`` and
+    ``listener/`` folders (pyproject's package-dir), so each goes in under its dotted
+    name; in an installed copy they are inside ``taxi_rsp/`` and go in once."""
+    import importlib.util
     import tempfile
     import zipfile
 
     target = Path(tempfile.mkdtemp(prefix="taxi-rsp-")) / "taxi_rsp.zip"
+    written: set[str] = set()
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
         for name in PROJECT_PACKAGES:
-            package = Path(importlib.import_module(name).__file__).resolve().parent
+            spec = importlib.util.find_spec(name)  # located, not imported (the baseline imports no engine part)
+            package = Path(next(iter(spec.submodule_search_locations))).resolve()
             for path in package.rglob("*"):
-                if path.is_file() and not _SKIPPED_IN_ZIP.intersection(path.relative_to(package).parts):
-                    archive.write(path, path.relative_to(package.parent))
+                inside = path.relative_to(package)
+                arcname = Path(*name.split("."), inside).as_posix()
+                if path.is_file() and arcname not in written and not _SKIPPED_IN_ZIP.intersection(inside.parts):
+                    archive.write(path, arcname)
+                    written.add(arcname)
     return target

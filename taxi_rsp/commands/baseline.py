@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from listener.stale import earlier_run, stale_outputs
+from taxi_rsp.outputs.stale import earlier_run, stale_outputs
 from taxi_rsp.errors import UserError
 
 

@@ -36,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from feeder import Feeder
+    from taxi_rsp.feeder import Feeder
     from taxi_rsp.rdf.dictionary import Dictionary
     from taxi_rsp.rdf.nquads import write_nquads
 

@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from listener.sparql_json import binding_json
+    from taxi_rsp.listener.sparql_json import binding_json
     from taxi_rsp.engine.engine import Engine
     from taxi_rsp.engine.oneshot import evaluate_once
     from taxi_rsp.rdf.terms import IRI

@@ -7,6 +7,7 @@ import itertools
 import sys
 from pathlib import Path
 
+from taxi_rsp.engine.config import JOIN_ROUTING, EngineConfig
 from taxi_rsp.errors import UserError
 from taxi_rsp.runner import DEFAULT_QUERIES, RunConfig, run
 
@@ -42,6 +43,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--explain", action="store_true", help="print the query plans before running")
     parser.add_argument("--reference", action="store_true",
                         help="run the reference operators only, no compiled plans (for comparisons)")
+    parser.add_argument("--join-routing", choices=JOIN_ROUTING, default="adaptive",
+                        help="joins of three or more inputs with a stream: one adaptive multi-way join (default), "
+                        "the same in the plan's fixed order, or binary left-deep joins (docs/cqels-ql.md)")
     parser.add_argument("--no-progress", action="store_true", help="no progress line on a terminal")
     parser.add_argument("--rss-at", default="200000,1000000,2000000", metavar="LINES,...",
                         help="line counts at which summary.json records the peak RSS (rss_mib_at_lines)")
@@ -114,7 +118,7 @@ def main(args: argparse.Namespace) -> int:
         static=args.static,
         progress=not args.no_progress,
         explain=args.explain,
-        compiled=not args.reference,
+        engine=EngineConfig(compiled=not args.reference, join_routing=args.join_routing),
         rss_checkpoints=parse_line_counts(args.rss_at),
         warn=lambda warning: (warned.append(warning),
                               print(f"taxi-rsp run: warning: {warning}", file=sys.stderr, flush=True)),

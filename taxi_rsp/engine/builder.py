@@ -67,12 +67,15 @@ class PhysicalPlan:
 
 class PlanBuilder:
     def __init__(self, dictionary: Dictionary, static: StaticStore, top_k: str = "auto",
-                 pipelines: PipelineRegistry | None = None, compiled: bool = True) -> None:
+                 pipelines: PipelineRegistry | None = None, compiled: bool = True,
+                 join_routing: str = "adaptive") -> None:
         """``top_k``: "auto" (TMA when the ORDER BY score is monotone), "sorted" or "tma";
         ``pipelines``: the engine's shared per-event pipelines (a private one if None);
         ``compiled``: use compiled sub-plans (:mod:`taxi_rsp.engine.compiled`) where they
-        apply, else the reference operators only."""
+        apply, else the reference operators only; ``join_routing``: see
+        :class:`~taxi_rsp.engine.config.EngineConfig`."""
         self.top_k = top_k
+        self.join_routing = join_routing
         self.compiled = compiled
         self.pipelines = pipelines or PipelineRegistry(dictionary)
         self.dictionary = dictionary
@@ -105,7 +108,7 @@ class PlanBuilder:
 
     # -- one method per plan node ----------------------------------------------------
     def build(self, node: P.PlanNode) -> Operator:
-        if isinstance(node, (P.Join, P.Filter)) and (multi := build_multijoin(self, node)) is not None:
+        if isinstance(node, (P.Join, P.Filter)) and (multi := build_multijoin(self, node, self.join_routing)) is not None:
             return multi  # a join of >= 3 inputs with a stream: one adaptively routed operator
         match node:
             case P.Scan():

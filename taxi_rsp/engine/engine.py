@@ -21,10 +21,11 @@ from pathlib import Path
 from taxi_rsp.algebra.optimize import optimize
 from taxi_rsp.algebra.translate import translate_query
 from taxi_rsp.engine.builder import PlanBuilder
-from taxi_rsp.engine.expr import set_event_time
+from taxi_rsp.engine.config import EngineConfig
 from taxi_rsp.engine.ops.match import EventView
 from taxi_rsp.engine.pipeline import PipelineRegistry
-from taxi_rsp.engine.query import Listener, RegisteredQuery, Trigger
+from taxi_rsp.engine.policies import EventTimeTick, TickPolicy
+from taxi_rsp.engine.query import Listener, RegisteredQuery
 from taxi_rsp.engine.static import StaticStore
 from taxi_rsp.errors import UserError
 from taxi_rsp.lang.parser import parse_query
@@ -34,17 +35,20 @@ from taxi_rsp.rdf.events import GraphEvent
 
 class Engine:
     def __init__(self, dictionary: Dictionary | None = None, top_k: str = "auto",
-                 share_pipelines: bool = True, compiled: bool = True) -> None:
-        """``top_k`` chooses the ORDER BY ... LIMIT operator: "auto" (TMA grid top-k when
-        the score is monotone, else a sorted relation), "sorted" or "tma".
+                 share_pipelines: bool = True, compiled: bool = True, join_routing: str = "adaptive",
+                 *, config: EngineConfig | None = None) -> None:
+        """The options are those of :class:`~taxi_rsp.engine.config.EngineConfig`, given
+        as ``config`` or one by one: ``top_k`` chooses the ORDER BY ... LIMIT operator,
         ``share_pipelines=False`` keeps each query's matches and fused steps to itself
-        (for measuring what sharing across queries saves). ``compiled=False`` runs the
-        reference operators only (no compiled sub-plans), for differential tests and
-        before/after measurements."""
-        self.compiled = compiled
-        self.share_pipelines = share_pipelines
+        (for measuring what sharing across queries saves), ``compiled=False`` runs the
+        reference operators only (differential tests, before/after measurements),
+        ``join_routing`` how joins of three or more inputs are planned."""
+        self.config = config or EngineConfig(top_k, join_routing, share_pipelines, compiled)
+        self.compiled = self.config.compiled
+        self.share_pipelines = self.config.share_pipelines
         self.dictionary = dictionary or Dictionary()
-        self.top_k = top_k
+        self.top_k = self.config.top_k
+        self.tick_policy: TickPolicy = EventTimeTick()
         self.static = StaticStore(self.dictionary)
         # Matches and fused steps shared by the windows of all queries (per event).
         self.pipelines = PipelineRegistry(self.dictionary)
@@ -77,18 +81,25 @@ class Engine:
         key = (repr(logical.root), logical.form, logical.projection, repr(ast.template))
         leader = self._by_plan.get(key) if self.share_pipelines else None
         if leader is not None:
-            query = RegisteredQuery(name, ast, logical, leader.physical, self.dictionary, leader=leader)
+            query = RegisteredQuery(name, ast, logical, leader.physical, self.dictionary, leader=leader,
+                                    source=source)
         else:
             physical = PlanBuilder(self.dictionary, self.static, self.top_k,
                                    self.pipelines if self.share_pipelines else None,
-                                   compiled=self.compiled).build_query(logical)
-            query = RegisteredQuery(name, ast, logical, physical, self.dictionary)
+                                   compiled=self.compiled,
+                                   join_routing=self.config.join_routing).build_query(logical)
+            query = RegisteredQuery(name, ast, logical, physical, self.dictionary, source=source)
             self._by_plan.setdefault(key, query)
             self._leaders.append(query)
         if listener is not None:
             query.listeners.append(listener)
         self.queries.append(query)
         return query
+
+    @property
+    def last_time(self) -> int | None:
+        """The time of the last event processed (None before the first)."""
+        return self._last_time
 
     def process(self, event: GraphEvent) -> None:
         """Apply one event to every registered query (events in time order)."""
@@ -101,22 +112,9 @@ class Engine:
         self._last_time = time
         self.events += 1
         view = EventView(event)  # the triple index is built only if a window needs it
-        trigger = Trigger(time, event)  # immutable: one for every query
-        stream = event.stream
-        set_event_time(time)
+        tick = self.tick_policy.tick
         for query in self._leaders:
-            expiry = query.next_expiry()
-            if expiry is not None and expiry < time:
-                while expiry is not None and expiry < time:
-                    set_event_time(expiry)  # NOW() in rows derived at this instant
-                    query.expire(expiry)
-                    query.evaluate(Trigger(expiry))
-                    expiry = query.next_expiry()
-                set_event_time(time)
-            query.expire(time)
-            if stream in query.streams:
-                query.insert(event, view)
-            query.evaluate(trigger)
+            tick(query, event, view)
 
     def run(self, events: Iterable[GraphEvent]) -> None:
         for event in events:

@@ -21,7 +21,6 @@ import hashlib
 import math
 import random
 import re
-import struct
 import time as _time
 import uuid
 from collections.abc import Callable

@@ -1,66 +1,28 @@
 """A registered continuous query: its physical plan, its clock and its R2S step.
 
-R2S (report policy) per query form:
-
-* ``SELECT ... ORDER BY``: after each evaluation instant the ordered result (a
-  snapshot of the top-k) is reported when it differs from the last report;
-* other ``SELECT``: the net rows inserted and deleted during the instant (an
-  Istream/Dstream pair) are reported when there are any;
-* ``CONSTRUCT``: the triples instantiated from the rows inserted during the instant.
+R2S is the query's report policy (:mod:`taxi_rsp.engine.policies`), chosen by form:
+``SELECT ... ORDER BY`` reports the ordered result on content change, other ``SELECT``
+the Istream/Dstream rows of each instant, ``CONSTRUCT`` the triples of the rows
+inserted during the instant. :attr:`RegisteredQuery.info` is the public description
+(:class:`~taxi_rsp.engine.info.QueryInfo`).
 """
 
 from __future__ import annotations
 
 import itertools
-from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import NamedTuple
 
 from taxi_rsp.algebra.plan import LogicalPlan
 from taxi_rsp.engine.builder import PhysicalPlan
-from taxi_rsp.engine.ops.base import Delta
+from taxi_rsp.engine.info import QueryInfo, WindowInfo
 from taxi_rsp.engine.ops.match import EventView
+from taxi_rsp.engine.policies import EventTimeTick, IstreamDstream, ReportPolicy, report_policy_for
+from taxi_rsp.engine.report import Listener, QueryOutput, Trigger  # noqa: F401 - re-exported
 from taxi_rsp.lang.ast import Query, Var
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.events import GraphEvent
 from taxi_rsp.rdf.terms import BNode, Term
 
 
-class Trigger(NamedTuple):
-    """What caused an evaluation: an arriving event, or the expiry instant ``time``.
-    (A named tuple: one is made per evaluation instant, and it is the cheapest
-    immutable record to build.)"""
-
-    time: int
-    event: GraphEvent | None = None
-
-    @property
-    def is_expiry(self) -> bool:
-        return self.event is None
-
-
-@dataclass(slots=True)
-class QueryOutput:
-    query: RegisteredQuery
-    trigger: Trigger
-    columns: tuple[str, ...]
-    rows: list[tuple] = field(default_factory=list)  # ordered snapshot or inserted rows (term ids)
-    deleted: list[tuple] = field(default_factory=list)
-    triples: list[tuple[Term, Term, Term]] = field(default_factory=list)  # CONSTRUCT
-
-    def values(self, rows: list[tuple] | None = None) -> list[tuple]:
-        """Rows as Python values (numbers, strings, DateTime, IRI...; None if unbound)."""
-        value = self.query.dictionary.value
-        return [tuple(None if v is None else value(v) for v in row) for row in (self.rows if rows is None else rows)]
-
-    def terms(self, rows: list[tuple] | None = None) -> list[tuple]:
-        """Rows as RDF terms (None if unbound)."""
-        decode = self.query.dictionary.decode
-        return [tuple(None if v is None else decode(v) for v in row) for row in (self.rows if rows is None else rows)]
-
-
-Listener = Callable[[QueryOutput], None]
 
 
 class RegisteredQuery:
@@ -72,6 +34,7 @@ class RegisteredQuery:
         physical: PhysicalPlan,
         dictionary: Dictionary,
         leader: RegisteredQuery | None = None,
+        source: str = "<query>",
     ) -> None:
         """``leader``: an earlier query with the same plan; this one then shares its
         physical plan and reports what the leader reports (same history, same output)."""
@@ -82,16 +45,17 @@ class RegisteredQuery:
         self.dictionary = dictionary
         self.columns = logical.projection
         self.listeners: list[Listener] = []
+        self.source = source
         self.streams = {w.stream for w in physical.windows}
-        self._last_snapshot: list[tuple] | None = [] if physical.ordered_root is not None else None
-        self._pending: Counter = Counter()
+        self.report_policy: ReportPolicy = report_policy_for(logical.form, physical.ordered_root is not None)
         self._bnodes = itertools.count()
+        self._info: QueryInfo | None = None
         self.twins: list[RegisteredQuery] = []
         if leader is not None:
             leader.twins.append(self)
             return
-        if physical.ordered_root is None:
-            physical.root.connect(self._collect)
+        if isinstance(self.report_policy, IstreamDstream):
+            physical.root.connect(self.report_policy.collect)
         for source in physical.sources:
             source.start()
         self._flush()  # the registration state is reported with the first instant
@@ -115,11 +79,6 @@ class RegisteredQuery:
                 window.insert(event.time, view)
 
     # -- R2S ---------------------------------------------------------------------------
-    def _collect(self, deltas: list[Delta]) -> None:
-        pending = self._pending
-        for row, mult in deltas:
-            pending[row] += mult
-
     def _flush(self) -> None:
         for op in self.physical.operators:
             op.flush()
@@ -127,34 +86,9 @@ class RegisteredQuery:
     def evaluate(self, trigger: Trigger) -> QueryOutput | None:
         """Close the evaluation instant and report per the R2S policy (None: nothing)."""
         self._flush()
-        projection = self.physical.projection
-        if self.physical.ordered_root is not None:
-            if not self.physical.ordered_root.changed:
-                return None
-            snapshot = [tuple(row[i] if i is not None else None for i in projection)
-                        for row in self.physical.ordered_root.snapshot()]
-            if snapshot == self._last_snapshot:
-                return None
-            self._last_snapshot = snapshot
-            output = QueryOutput(self, trigger, self.columns, rows=snapshot)
-        else:
-            if not self._pending:
-                return None
-            inserted, deleted = [], []
-            for row, mult in self._pending.items():
-                projected = tuple(row[i] if i is not None else None for i in projection)
-                if mult > 0:
-                    inserted.extend([projected] * mult)
-                elif mult < 0:
-                    deleted.extend([projected] * -mult)
-            self._pending.clear()
-            if not inserted and not deleted:
-                return None
-            output = QueryOutput(self, trigger, self.columns, rows=inserted, deleted=deleted)
-            if self.logical.form == "CONSTRUCT":
-                output.triples = self._construct(inserted)
-                if not output.triples:
-                    return None
+        output = self.report_policy.report(self, trigger)
+        if output is None:
+            return None
         for listener in self.listeners:
             listener(output)
         for twin in self.twins:
@@ -165,7 +99,8 @@ class RegisteredQuery:
         for listener in self.listeners:
             listener(output)
 
-    def _construct(self, rows: list[tuple]) -> list[tuple[Term, Term, Term]]:
+    def construct(self, rows: list[tuple]) -> list[tuple[Term, Term, Term]]:
+        """The CONSTRUCT template instantiated with ``rows`` (a result graph: a set)."""
         schema = self.physical.root.schema
         position = {v: i for i, v in enumerate(schema)}
         decode = self.dictionary.decode
@@ -198,8 +133,20 @@ class RegisteredQuery:
         for op in self.physical.operators:
             kind = "compiled " if getattr(op, "compiled", False) else "reference"
             lines.append(f"  [{kind}] {op.describe()} -> {', '.join('?' + v for v in op.schema)}")
+        lines += ["policies:", f"  tick: {EventTimeTick.name}", f"  report: {self.report_policy.name}"]
         lines.extend(f"warning: {warning}" for warning in cross_products(self.logical.root))
         return "\n".join(lines)
+
+    @property
+    def info(self) -> QueryInfo:
+        """The public description: form, ordered, columns, windows, report policy."""
+        if self._info is None:
+            decode = self.dictionary.decode
+            windows = tuple(WindowInfo(decode(w.stream).value, w.spec.kind, w.range_ms,  # type: ignore[union-attr]
+                                       w.spec.slide_ms, w.spec.count) for w in self.physical.windows)
+            self._info = QueryInfo(self.name, self.logical.form, self.logical.ordered, self.columns, windows,
+                                   self.report_policy.name, self.source)
+        return self._info
 
     def state_size(self) -> int:
         return sum(op.state_size() for op in self.physical.operators)

@@ -123,7 +123,7 @@ class StaticStore:
         file's default-graph triples into that named graph instead."""
         import pyoxigraph as ox
 
-        from taxi_rsp.rdfstream.oxi import TermEncoder, syntax_reason
+        from taxi_rsp.rdf.oxi import TermEncoder, syntax_reason
 
         fmt = _FORMATS.get(path.suffix.lower())
         if fmt is None:

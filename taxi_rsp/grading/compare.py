@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from taxi_rsp.grading.delays import DelayStats, delay_stats
+from taxi_rsp.outputs.delays import DelayStats, delay_stats
 from taxi_rsp.grading.outputs import OutputLine, field_names, problem
 
 

@@ -11,10 +11,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from taxi_rsp.outputs.lines import NULL, fields_key
 from taxi_rsp.spec import Q1_FIELD_COUNT, Q2_FIELD_COUNT, TOP_K
 
 FIELD_COUNTS: dict[str, int] = {"q1": Q1_FIELD_COUNT, "q2": Q2_FIELD_COUNT}
-NULL = "NULL"
 _DATETIME = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}")
 _DELAY = re.compile(r"\d+(\.\d+)?")
 
@@ -43,7 +43,7 @@ class OutputLine:
     @property
     def key(self) -> tuple[str, ...]:
         """What grading compares: all fields but the delay, and whether it is NULL."""
-        return (*self.fields[:-1], "delay=NULL" if self.fields[-1] == NULL else "delay=ms")
+        return fields_key(self.fields)
 
     @property
     def delay_ms(self) -> float | None:

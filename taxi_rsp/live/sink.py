@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
 
-from listener import DebsTopKWriter
-from listener.formats import FORMATTERS, timestamp
+from taxi_rsp.listener import DebsTopKWriter
+from taxi_rsp.listener.formats import FORMATTERS, timestamp
+from taxi_rsp.engine.info import QueryInfo
 from taxi_rsp.engine.query import QueryOutput
 from taxi_rsp.live.background import background
 from taxi_rsp.live.server import MapServer
@@ -31,11 +32,11 @@ TABLE_ROWS = 50  # rows of a custom query's result shown on the page
 class _Watched:
     """One query: its writer (for the line count and delays) and its latest output."""
 
-    def __init__(self, query, writer) -> None:
-        self.query = query
+    def __init__(self, info: QueryInfo, writer) -> None:
+        self.info = info
         self.writer = writer
         self.output: QueryOutput | None = None
-        self.current: Counter | None = None if query.logical.ordered else Counter()  # unordered: the live bag
+        self.current: Counter | None = None if info.ordered else Counter()  # unordered: the live bag
         self.delays_seen = 0
 
     def __call__(self, output: QueryOutput) -> None:
@@ -61,7 +62,7 @@ class _Watched:
             doc["trigger"] = timestamp(output.trigger.time)
         if isinstance(writer, DebsTopKWriter):
             return {**doc, **_debs_rows(writer, output)}
-        columns = list(self.query.columns)
+        columns = list(self.info.columns)
         if output is None:
             rows: list = []
         elif self.current is None:
@@ -129,11 +130,12 @@ class LiveSink:
         self.publish(done=False)
         return self
 
-    def attach(self, query, writer) -> None:
-        """Watch ``query``: its outputs reach the sink as they reach ``writer``."""
-        watched = _Watched(query, writer)
-        self.watched[query.name] = watched
-        query.listeners.append(watched)
+    def attach(self, info: QueryInfo, writer, listen: Callable[[str, Callable], None]) -> None:
+        """Watch the query of ``info``: its outputs reach the sink as they reach
+        ``writer``; ``listen(name, listener)`` subscribes (``Session.listen``)."""
+        watched = _Watched(info, writer)
+        self.watched[info.name] = watched
+        listen(info.name, watched)
 
     def observe(self, events: Iterator, stats) -> Iterator:
         """``events``, publishing the state between two of them when it is time."""

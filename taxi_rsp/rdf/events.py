@@ -3,17 +3,27 @@
 CQELS DEBS 2015 models a stream as a bag of timestamped graphs ⟨g : [t]⟩. Here the
 triples are already dictionary-encoded (``(s, p, o)`` id tuples), ``time`` is event time
 in milliseconds (see :class:`taxi_rsp.rdf.terms.DateTime`), and ``seq`` is the arrival
-number. ``meta`` carries what the producer wants to hand to its listeners (for the
-taxi feeder: the trigger timestamps and the read time for the delay); the engine
-never looks at it.
+number. ``meta`` carries what the producer wants to hand to its listeners - an
+:class:`EventMeta`: at least when the event was read, for the SPEC §5 delay (the taxi
+Feeder's :class:`~taxi_rsp.feeder.records.TripMeta` adds the trigger timestamps); the
+engine never looks at it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 Triple = tuple[int, int, int]
+
+
+class EventMeta(Protocol):
+    """What every source hands to the listeners with an event: ``read_ns``, the
+    ``time.perf_counter_ns()`` at which the source read it (the start of its delay)."""
+
+    @property
+    def read_ns(self) -> int: ...
 
 
 @dataclass(slots=True)
@@ -23,7 +33,7 @@ class GraphEvent:
     triples: Sequence[Triple]  # a tuple, or a StarGraph built on demand
     stream: int
     graph: int = 0
-    meta: object = field(default=None, compare=False)
+    meta: EventMeta | None = field(default=None, compare=False)
 
 
 class StarLayout:

@@ -37,7 +37,7 @@ from taxi_rsp.rdfstream.lines import (
     now_ns,
     statement_lines,
 )
-from taxi_rsp.rdfstream.oxi import TermEncoder, parse_statement, syntax_reason
+from taxi_rsp.rdf.oxi import TermEncoder, parse_statement, syntax_reason
 
 _STAMP = ox.NamedNode(PROV_GENERATED_AT)
 

@@ -2,7 +2,7 @@
 
 Writes ``DIR/<query>.csv`` (SELECT; ``--format json``: ``<query>.jsonl``, SPARQL 1.1
 JSON results per report) or ``DIR/<query>.nq`` (CONSTRUCT, an N-Quads stream), and
-``DIR/summary.json`` last, all through :class:`listener.AtomicOutputs`: a failed or
+``DIR/summary.json`` last, all through :class:`taxi_rsp.outputs.atomic.AtomicOutputs`: a failed or
 interrupted run leaves no complete-looking folder. A ``# @listener`` pragma (the DEBS
 challenge format) needs the taxi CSV's trigger fields, so stream runs write the
 generic formats for every query.
@@ -11,25 +11,22 @@ generic formats for every query.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from listener import AtomicOutputs, CsvResultWriter, NQuadsResultWriter
-from listener.sparql_json import SparqlJsonResultWriter
-from taxi_rsp.engine.engine import Engine
+from taxi_rsp.engine.config import EngineConfig
 from taxi_rsp.errors import UserError
+from taxi_rsp.outputs.atomic import AtomicOutputs
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.events import GraphEvent
 from taxi_rsp.rdf.terms import IRI
 from taxi_rsp.rdfstream.graphs import read_graph_events
 from taxi_rsp.rdfstream.lines import StreamStats
 from taxi_rsp.rdfstream.triples import read_triple_stream
-from listener import delay_stats
-from taxi_rsp.runner import require_stream, resolve_query
+from taxi_rsp.session import Session, SessionConfig
 
 READERS = {"graphs": read_graph_events, "triples": read_triple_stream}
 SUFFIXES = {".nq": "graphs", ".tnt": "triples"}
@@ -46,7 +43,7 @@ class StreamRunConfig:
     stream_format: str | None = None  # "graphs" | "triples"; None: from the suffix
     result_format: str = "csv"  # "csv" | "json" (SELECT results)
     explain: bool = False
-    compiled: bool = True  # False: the reference operators only
+    engine: EngineConfig = EngineConfig()  # compiled or reference operators, join routing, top-k
     force: bool = False  # remove output-like files in ``out`` this run does not write
 
 
@@ -70,10 +67,10 @@ def open_stream(path: Path, fmt: str, dictionary: Dictionary, stream_id: int,
     return READERS[fmt](path, dictionary, stream_id, stats)
 
 
-def _stream_iri(engine: Engine, requested: str | None) -> str:
+def _stream_iri(session: Session, requested: str | None) -> str:
     if requested is not None:
         return requested
-    iris = sorted({engine.dictionary.decode(s).value for q in engine.queries for s in q.streams})  # type: ignore[union-attr]
+    iris = session.streams()
     if len(iris) != 1:
         named = ", ".join(f"<{i}>" for i in iris) or "no stream"
         raise UserError(f"the queries read {named}: name the stream of the file with --stream-iri")
@@ -87,36 +84,23 @@ def run_stream(config: StreamRunConfig, report: Callable[[str], None] = lambda l
         raise UserError(f"stream file {config.stream} does not exist or is not a file")
     if config.result_format not in ("csv", "json"):
         raise UserError(f"unknown result format {config.result_format!r} (use csv or json)")
-    sources = [resolve_query(q) for q in config.queries]
-    names = [s.name for s in sources]
-    if len(set(names)) != len(names):
-        raise UserError(f"a query was given twice: {', '.join(names)}")
-
-    engine = Engine(compiled=config.compiled)
-    static_triples = sum(engine.load_static(path) for path in config.static)
+    session = Session(SessionConfig.resolve(config.queries, config.params, config.static, config.engine))
     outputs = AtomicOutputs(config.out)
-    writers: dict = {}
-    try:
-        for source in sources:
-            params = {**config.params.get("*", {}), **config.params.get(source.name, {})}
-            query = engine.register(source.text, source.name, params, source=str(source.path))
-            writers[source.name] = _writer_for(source.name, query, outputs, config.result_format)
-            query.listeners.append(writers[source.name])
-            if config.explain:
-                report(query.explain())
-        for source, query in zip(sources, engine.queries):
-            require_stream(source, query)
-        iri = _stream_iri(engine, config.stream_iri)
-        from taxi_rsp.runner import registration_warnings
-
-        warnings = registration_warnings(engine, {iri})
+    with outputs:
+        # A DEBS @listener needs the taxi CSV's trigger fields: stream runs write the generic formats.
+        session.attach_files(outputs.open, config.result_format, challenge_format=False)
+        if config.explain:
+            for info in session.infos:
+                report(session.explain(info.name))
+        iri = _stream_iri(session, config.stream_iri)
+        warnings = session.registration_warnings({iri})
         for warning in warnings:
             print(f"taxi-rsp run: warning: {warning}", file=sys.stderr, flush=True)
         outputs.claim(config.force, protect=[config.stream, *config.static])
         stats = StreamStats()
         started = time.perf_counter()
-        for event in open_stream(config.stream, fmt, engine.dictionary, engine.dictionary.encode(IRI(iri)), stats):
-            engine.process(event)
+        dictionary = session.dictionary
+        session.run(open_stream(config.stream, fmt, dictionary, dictionary.encode(IRI(iri)), stats))
         outputs.commit()
         exec_seconds = time.perf_counter() - started
         summary = {
@@ -126,28 +110,15 @@ def run_stream(config: StreamRunConfig, report: Callable[[str], None] = lambda l
             "lines_read": stats.lines_read,
             "events": stats.events,
             "triples": stats.triples,
-            "static_triples": static_triples,
-            "emitted": {name: w.emitted for name, w in writers.items()},
-            "reports": {name: w.reports for name, w in writers.items()},
-            "delay_ms": {name: delay_stats(w.delays_ms) for name, w in writers.items()},
+            "static_triples": session.static_triples,
+            **session.sink_figures(),
             "exec_seconds": round(exec_seconds, 6),
             "events_per_second": round(stats.events / exec_seconds, 1) if exec_seconds > 0 else None,
-            "engine_state_rows": {q.name: q.state_size() for q in engine.queries},
+            "engine_state_rows": session.state_rows(),
             "warnings": warnings,
         }
-        outputs.commit("summary.json", json.dumps(summary, indent=2) + "\n")
+        outputs.commit_summary(summary)
         return summary
-    except BaseException:
-        outputs.abort()
-        raise
-
-
-def _writer_for(name: str, query, outputs: AtomicOutputs, result_format: str):
-    if query.logical.form == "CONSTRUCT":
-        return NQuadsResultWriter(outputs.open(f"{name}.nq"))
-    if result_format == "json":
-        return SparqlJsonResultWriter(outputs.open(f"{name}.jsonl"), query.columns, query.logical.ordered)
-    return CsvResultWriter(outputs.open(f"{name}.csv"), query.columns, query.logical.ordered)
 
 
 def print_summary(summary: dict, out_dir: Path, print_line: Callable[[str], None] = print) -> None:
@@ -172,7 +143,7 @@ def main(args: argparse.Namespace, params: dict[str, dict[str, str]]) -> int:
         stream_iri=args.stream_iri,
         result_format=args.format,
         explain=args.explain,
-        compiled=not getattr(args, "reference", False),
+        engine=EngineConfig(compiled=not args.reference, join_routing=args.join_routing),
         force=args.force,
     )
     if not config.queries:

@@ -29,7 +29,7 @@ from taxi_rsp.rdfstream.lines import (
     now_ns,
     statement_lines,
 )
-from taxi_rsp.rdfstream.oxi import TermEncoder, parse_statement, syntax_reason
+from taxi_rsp.rdf.oxi import TermEncoder, parse_statement, syntax_reason
 
 
 def format_line(statement: str, time: int) -> str:

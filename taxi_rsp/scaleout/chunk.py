@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from feeder import Feeder
-from taxi_rsp.scaleout.job import Job, build_engine
+from taxi_rsp.feeder import Feeder
+from taxi_rsp.scaleout.job import Job, build_session
 from taxi_rsp.scaleout.plan import ChunkTask
 from taxi_rsp.scaleout.slices import LineReader
 
@@ -81,28 +81,29 @@ def run_chunk(job: Job, task: ChunkTask, parts: str) -> ChunkResult:
         return gates[name]
 
     try:
-        engine, writers = build_engine(job, open_file)
+        session = build_session(job, open_file)
+        writers = session.sinks
         path = Path(job.input)
         started, cpu_started = time.perf_counter(), time.process_time()
-        warm = Feeder(path, engine.dictionary, first_line=task.warm_first_line,
+        warm = Feeder(path, session.dictionary, first_line=task.warm_first_line,
                       latest_dropoff=task.warm_latest_dropoff,
                       lines=LineReader(path, task.warm_start, task.start))
         for event in warm:
-            engine.process(event)
+            session.process(event)
         warm_seconds, warm_cpu = time.perf_counter() - started, time.process_time() - cpu_started
         for gate in gates.values():
             gate.open()
         emitted_before = {name: w.emitted for name, w in writers.items()}
-        delays_before = {name: len(getattr(w, "delays_ms", ())) for name, w in writers.items()}
+        delays_before = {name: len(w.delays_ms) for name, w in writers.items()}
 
         rejects = open_file("rejects.csv")
-        feeder = Feeder(path, engine.dictionary, rejects, first_line=task.first_line,
+        feeder = Feeder(path, session.dictionary, rejects, first_line=task.first_line,
                         latest_dropoff=task.latest_dropoff, lines=LineReader(path, task.start, task.end))
         rejects.open()  # after the Feeder wrote its header
         started, cpu_started = time.perf_counter(), time.process_time()
         first_time = last_time = None
         for event in feeder:
-            engine.process(event)
+            session.process(event)
             last_time = event.time
             if first_time is None:
                 first_time = last_time
@@ -120,14 +121,14 @@ def run_chunk(job: Job, task: ChunkTask, parts: str) -> ChunkResult:
         outliers=dict(stats.outliers),
         profit_excluded=stats.profit_excluded,
         emitted={name: w.emitted - emitted_before[name] for name, w in writers.items()},
-        delays={name: array("d", getattr(w, "delays_ms", ())[delays_before[name]:]).tobytes()
+        delays={name: array("d", w.delays_ms[delays_before[name]:]).tobytes()
                 for name, w in writers.items()},
         warm_lines=task.warm_lines,
         warm_seconds=warm_seconds,
         warm_cpu_seconds=warm_cpu,
         run_seconds=run_seconds,
         run_cpu_seconds=run_cpu,
-        state_rows={q.name: q.state_size() for q in engine.queries},
+        state_rows=session.state_rows(),
         first_time=first_time,
         last_time=last_time,
     )

@@ -9,7 +9,6 @@ On a cluster the input and the output folder must be on storage all executors sh
 from __future__ import annotations
 
 import io
-import json
 import shutil
 import tempfile
 import time
@@ -17,12 +16,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from listener import AtomicOutputs
 from taxi_rsp.baseline.session import DEFAULT_MASTER, spark_session
 from taxi_rsp.errors import UserError
+from taxi_rsp.outputs.atomic import AtomicOutputs
 from taxi_rsp.runner import RunConfig
 from taxi_rsp.scaleout.chunk import run_chunk
-from taxi_rsp.scaleout.job import Job, build_engine, longest_window_ms
+from taxi_rsp.scaleout.job import Job, build_session, longest_window_ms
 from taxi_rsp.scaleout.merge import chunk_figures, concatenate, merge_summaries
 from taxi_rsp.scaleout.plan import plan_chunks
 from taxi_rsp.scaleout.scan import CHECKPOINT_SPACING, scan_range
@@ -84,55 +83,52 @@ def run_partitioned(config: RunConfig, mapper: Mapper, chunks: int,
         names.append(name)  # the files a chunk writes, in the order `taxi-rsp run` opens them
         return io.StringIO()
 
-    probe, _ = build_engine(job, probe_file)  # also checks the queries before any work
+    probe = build_session(job, probe_file)  # also checks the queries before any work
     longest = longest_window_ms(probe)
-    windows = {q.name: [w.spec.range_ms for w in q.physical.windows if w.spec.kind == "RANGE"]
-               for q in probe.queries}
+    windows = {info.name: info.range_windows_ms() for info in probe.infos}
     if config.explain:
-        for query in probe.queries:
-            report(query.explain())
+        for info in probe.infos:
+            report(probe.explain(info.name))
 
     outputs = AtomicOutputs(config.out)
     parts = Path(tempfile.mkdtemp(prefix=".scaleout-", dir=config.out))
     try:
-        handles = {name: outputs.open(name) for name in [*names, "rejects.csv"]}
-        outputs.claim(config.force, protect=[config.input, *config.static])
-        started = time.perf_counter()
-        path = str(config.input)
-        ranges = (ranges_at_lines(config.input, list(cut_lines)) if cut_lines is not None
-                  else split_ranges(config.input, chunks))
-        report(f"stage 1/2: scanning {len(ranges)} byte ranges of {config.input}")
-        scans = mapper(lambda r: scan_range(path, *r, checkpoint_spacing), ranges)
-        tasks = plan_chunks(scans, longest)
-        scanned = time.perf_counter()
-        report(f"stage 2/2: {sum(s.lines for s in scans):,} lines scanned in {scanned - started:.1f} s; "
-               f"running {len(tasks)} chunks, each warmed up over the longest window ({longest / 60_000:g} min)")
-        folder = str(parts)
-        results = mapper(lambda t: run_chunk(job, t, folder), tasks)
-        replayed = time.perf_counter()
-        report(f"chunks done in {replayed - scanned:.1f} s; concatenating their outputs in order")
-        for name, handle in handles.items():
-            concatenate(results, parts, name, handle)
-        outputs.commit()
-        finished = time.perf_counter()
-        summary = merge_summaries(results, finished - started, windows)
-        if summary["lines_read"] != sum(s.lines for s in scans):  # the two stages must agree
-            raise RuntimeError(f"chunks read {summary['lines_read']} lines, the scan counted "
-                               f"{sum(s.lines for s in scans)}")
-        summary["scaleout"] = {
-            **(figures or {}),
-            "chunks": len(tasks),
-            "longest_window_ms": longest,
-            "scan_seconds": round(scanned - started, 3),
-            "scan_cpu_seconds": round(sum(s.cpu_seconds for s in scans), 3),
-            "replay_seconds": round(replayed - scanned, 3),
-            "concat_seconds": round(finished - replayed, 3),
-            "per_chunk": chunk_figures(results),
-        }
-        outputs.commit("summary.json", json.dumps(summary, indent=2) + "\n")
-        return summary
-    except BaseException:
-        outputs.abort()
-        raise
+        with outputs:
+            handles = {name: outputs.open(name) for name in [*names, "rejects.csv"]}
+            outputs.claim(config.force, protect=[config.input, *config.static])
+            started = time.perf_counter()
+            path = str(config.input)
+            ranges = (ranges_at_lines(config.input, list(cut_lines)) if cut_lines is not None
+                      else split_ranges(config.input, chunks))
+            report(f"stage 1/2: scanning {len(ranges)} byte ranges of {config.input}")
+            scans = mapper(lambda r: scan_range(path, *r, checkpoint_spacing), ranges)
+            tasks = plan_chunks(scans, longest)
+            scanned = time.perf_counter()
+            report(f"stage 2/2: {sum(s.lines for s in scans):,} lines scanned in {scanned - started:.1f} s; "
+                   f"running {len(tasks)} chunks, each warmed up over the longest window ({longest / 60_000:g} min)")
+            folder = str(parts)
+            results = mapper(lambda t: run_chunk(job, t, folder), tasks)
+            replayed = time.perf_counter()
+            report(f"chunks done in {replayed - scanned:.1f} s; concatenating their outputs in order")
+            for name, handle in handles.items():
+                concatenate(results, parts, name, handle)
+            outputs.commit()
+            finished = time.perf_counter()
+            summary = merge_summaries(results, finished - started, windows)
+            if summary["lines_read"] != sum(s.lines for s in scans):  # the two stages must agree
+                raise RuntimeError(f"chunks read {summary['lines_read']} lines, the scan counted "
+                                   f"{sum(s.lines for s in scans)}")
+            summary["scaleout"] = {
+                **(figures or {}),
+                "chunks": len(tasks),
+                "longest_window_ms": longest,
+                "scan_seconds": round(scanned - started, 3),
+                "scan_cpu_seconds": round(sum(s.cpu_seconds for s in scans), 3),
+                "replay_seconds": round(replayed - scanned, 3),
+                "concat_seconds": round(finished - replayed, 3),
+                "per_chunk": chunk_figures(results),
+            }
+            outputs.commit_summary(summary)
+            return summary
     finally:
         shutil.rmtree(parts, ignore_errors=True)

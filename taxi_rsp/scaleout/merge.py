@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from listener import delay_stats
-from taxi_rsp.runner import data_warnings
+from taxi_rsp.outputs.delays import delay_stats
+from taxi_rsp.outputs.summary import data_warnings
 from taxi_rsp.scaleout.chunk import ChunkResult, chunk_dir
 
 
@@ -51,7 +51,7 @@ def merge_summaries(results: Sequence[ChunkResult], exec_seconds: float, windows
         "emitted": {name: sum(r.emitted[name] for r in results) for name in names},
         "exec_seconds": round(exec_seconds, 6),
         "events_per_second": round(accepted / exec_seconds, 1) if exec_seconds > 0 else None,
-        "delay_ms": {name: delay_stats(delays[name]) for name in names},
+        "delay_ms": {name: delay_stats(delays[name]).summary() for name in names},
         "engine_state_rows": dict(results[-1].state_rows),  # the state at the end of input
         "warnings": data_warnings(lines_read, span_ms, windows_ms),
     }

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from feeder import Feeder
+from taxi_rsp.feeder import Feeder
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.scaleout.slices import LineReader
 

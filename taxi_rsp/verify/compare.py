@@ -14,11 +14,11 @@ from itertools import zip_longest
 from pathlib import Path
 
 from taxi_rsp.errors import UserError
+from taxi_rsp.outputs.lines import split_delay
 
 QUERY_FILES = ("q1.csv", "q2.csv")
 REJECTS_FILE = "rejects.csv"
 COUNT_KEYS = ("lines_read", "accepted", "rejected", "outliers", "profit_excluded")
-NULL = "NULL"
 
 
 @dataclass(frozen=True)
@@ -52,12 +52,6 @@ def _read_lines(path: Path) -> list[str]:
         return [line.rstrip("\n") for line in handle]
 
 
-def _split_delay(line: str) -> tuple[str, bool]:
-    """(all fields but the delay, whether the delay is NULL)."""
-    body, _, delay = line.rpartition(",")
-    return body, delay == NULL
-
-
 def query_line_differences(a: Sequence[str], b: Sequence[str]) -> Iterator[tuple[int, str]]:
     """(line number, message) for every line pair that disagrees."""
     for line_no, (left, right) in enumerate(zip_longest(a, b), start=1):
@@ -65,7 +59,7 @@ def query_line_differences(a: Sequence[str], b: Sequence[str]) -> Iterator[tuple
             side = "A" if right is None else "B"
             yield line_no, f"only in {side}: {left if right is None else right}"
             continue
-        (left_body, left_null), (right_body, right_null) = _split_delay(left), _split_delay(right)
+        (left_body, left_null), (right_body, right_null) = split_delay(left), split_delay(right)
         if left_body != right_body:
             yield line_no, f"A: {left_body}\n    B: {right_body}"
         elif left_null != right_null:

@@ -27,6 +27,14 @@ from taxi_rsp.engine.ops.ordering import order_key
 _ERROR = ExprError()
 
 
+def _term(value: Any) -> tuple[type, Any]:
+    """A value as the RDF term it stands for: numerically equal values of different
+    types (2, 2.0 decimal, 2.0E0 double, true and 1) are different terms, so DISTINCT,
+    SAMPLE and GROUP_CONCAT keep them apart, and a retraction removes the one that
+    arrived, not an equal one of another type (the result must not depend on history)."""
+    return type(value), value
+
+
 class Accumulator:
     """Base: counts erroring inputs; a non-zero error count makes the result an error."""
 
@@ -133,7 +141,21 @@ class _Sorted(Accumulator):
         self.values.add(value)
 
     def _revert(self, value: Any) -> None:
-        self.values.remove(value)
+        _remove_same_term(self.values, value, self.values.bisect_key_left(order_key(value)))
+
+
+def _remove_same_term(values: SortedList, value: Any, start: int) -> None:
+    """Remove ``value`` from the run of equal values from ``start`` on: the first of its
+    own type (2 and 2.0 sort as equals but are different terms)."""
+    kind = type(value)
+    for index in range(start, len(values)):
+        found = values[index]
+        if found != value:  # past the run of equals
+            break
+        if type(found) is kind:
+            del values[index]
+            return
+    raise ValueError(f"{value!r} is not in the aggregate")
 
 
 class Min(_Sorted):
@@ -173,7 +195,7 @@ class Median(_Sorted):
         if not is_numeric(value):
             self.errors -= 1
             return
-        self.values.remove(value)
+        _remove_same_term(self.values, value, self.values.bisect_left(value))
 
     def _result(self) -> Any:
         n = len(self.values)
@@ -195,15 +217,16 @@ class Sample(Accumulator):
         self.values: Counter = Counter()
 
     def _update(self, value: Any) -> None:
-        self.values[value] += 1
+        self.values[_term(value)] += 1
 
     def _revert(self, value: Any) -> None:
-        self.values[value] -= 1
-        if not self.values[value]:
-            del self.values[value]
+        key = _term(value)
+        self.values[key] -= 1
+        if not self.values[key]:
+            del self.values[key]
 
     def _result(self) -> Any:
-        for value in self.values:
+        for _, value in self.values:
             return value
         raise _ERROR
 
@@ -218,21 +241,23 @@ class GroupConcat(Accumulator):
     def __init__(self, separator: str | None = None) -> None:
         super().__init__()
         self.separator = " " if separator is None else separator
-        self.values: dict[Any, int] = {}  # value -> count, insertion-ordered
+        self.values: dict[tuple[type, Any], int] = {}  # term -> count, insertion-ordered
 
     def _update(self, value: Any) -> None:
-        self.values[value] = self.values.get(value, 0) + 1
+        key = _term(value)
+        self.values[key] = self.values.get(key, 0) + 1
 
     def _revert(self, value: Any) -> None:
-        left = self.values[value] - 1
+        key = _term(value)
+        left = self.values[key] - 1
         if left:
-            self.values[value] = left
+            self.values[key] = left
         else:
-            del self.values[value]
+            del self.values[key]
 
     def _result(self) -> Any:
         parts = []
-        for value, count in self.values.items():
+        for (_, value), count in self.values.items():
             text = lexical(value)
             parts.extend([text] * count)
         return self.separator.join(parts)
@@ -255,14 +280,16 @@ class Distinct(Accumulator):
         self.inner.revert_error()
 
     def _update(self, value: Any) -> None:
-        self.seen[value] += 1
-        if self.seen[value] == 1:
+        key = _term(value)
+        self.seen[key] += 1
+        if self.seen[key] == 1:
             self.inner.update(value)
 
     def _revert(self, value: Any) -> None:
-        self.seen[value] -= 1
-        if self.seen[value] == 0:
-            del self.seen[value]
+        key = _term(value)
+        self.seen[key] -= 1
+        if self.seen[key] == 0:
+            del self.seen[key]
             self.inner.revert(value)
 
     def result(self) -> Any:

@@ -20,7 +20,6 @@ into the join as ordinary deltas (at the next evaluation instant).
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Callable
 from operator import itemgetter
@@ -32,8 +31,6 @@ from taxi_rsp.engine.index.ring import RingIndex
 from taxi_rsp.engine.ops.base import Delta, Operator, Row, compatible_merger
 from taxi_rsp.engine.ops.stateless import Step, filter_step
 from taxi_rsp.engine.routing import POLICIES, JoinInput, Route, Router, RoutingPolicy
-
-ROUTING_ENV = "TAXI_RSP_JOIN_ROUTING"  # adaptive (default) | fixed | binary (no multi-way join)
 
 
 def key_getter(positions: tuple[int, ...]) -> Callable[[Row | list], tuple]:
@@ -344,16 +341,15 @@ def flatten(node: P.PlanNode) -> tuple[list[P.PlanNode], list] | None:
     return leaves, filters
 
 
-def build_multijoin(builder, node: P.PlanNode, mode: str | None = None) -> Operator | None:
+def build_multijoin(builder, node: P.PlanNode, mode: str = "adaptive") -> Operator | None:
     """The planner hook: a :class:`MultiJoinOp` for ``node`` when :func:`flatten`
     accepts it, else None (the builder then makes binary joins). ``builder`` is a
-    :class:`~taxi_rsp.engine.builder.PlanBuilder`; ``mode`` defaults to the
-    ``TAXI_RSP_JOIN_ROUTING`` environment variable (adaptive, fixed or binary)."""
-    mode = mode or os.environ.get(ROUTING_ENV, "adaptive")
+    :class:`~taxi_rsp.engine.builder.PlanBuilder`; ``mode`` is the engine's join routing
+    (:class:`~taxi_rsp.engine.config.EngineConfig`: adaptive, fixed or binary)."""
     if mode == "binary":
         return None
     if mode not in POLICIES:
-        raise ValueError(f"{ROUTING_ENV} must be one of adaptive, fixed, binary (not {mode!r})")
+        raise ValueError(f"join routing must be one of adaptive, fixed, binary (not {mode!r})")
     flat = flatten(node)
     if flat is None:
         return None
@@ -402,4 +398,4 @@ def _static_evaluator(builder, leaf: P.PlanNode) -> Callable[[], tuple[tuple[str
     return evaluate
 
 
-__all__ = ["ROUTING_ENV", "MultiJoinOp", "StaticCache", "build_multijoin", "flatten"]
+__all__ = ["MultiJoinOp", "StaticCache", "build_multijoin", "flatten"]

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TextIO
 
-from listener.stale import earlier_run, stale_outputs
+from taxi_rsp.outputs.stale import earlier_run, stale_outputs
 from taxi_rsp.errors import UserError
 
 
@@ -82,7 +83,7 @@ class AtomicOutputs:
     def claim(self, force: bool = False, protect: Iterable[Path] = ()) -> None:
         """Call once every output is open: the earlier outputs this run does not rewrite
         go at commit; unknown ones refuse the run unless ``force`` (see
-        :mod:`listener.stale`). A refused run leaves the folder as it found it."""
+        :mod:`taxi_rsp.outputs.stale`). A refused run leaves the folder as it found it."""
         try:
             self._stale = stale_outputs(self.directory, self._open, self._earlier, force, protect)
         except UserError:
@@ -134,6 +135,18 @@ class AtomicOutputs:
         self._open.clear()
         if summary is not None:  # complete: nothing left for abort() to take back
             self._renamed.clear()
+
+    def commit_summary(self, summary: dict) -> None:
+        """:meth:`commit` with ``summary.json`` holding ``summary`` (the run is complete)."""
+        self.commit("summary.json", json.dumps(summary, indent=2) + "\n")
+
+    def __enter__(self) -> AtomicOutputs:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        """Leaving the block by an error or an interrupt aborts: no partial file stays."""
+        if kind is not None:
+            self.abort()
 
     def abort(self) -> None:
         """Close and remove this run's files (used on errors and Ctrl-C); outputs already

@@ -1,0 +1,44 @@
+"""The engine's options, frozen: one value that a run, a Spark task or a notebook
+passes to :class:`~taxi_rsp.engine.engine.Engine` (no environment variables)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from taxi_rsp.errors import UserError
+
+TOP_K = ("auto", "sorted", "tma")
+JOIN_ROUTING = ("adaptive", "fixed", "binary")
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """How the engine plans and runs queries; every choice gives the same results.
+
+    * ``top_k``: the ORDER BY ... LIMIT operator: ``auto`` (TMA grid top-k when the score
+      is monotone, else a sorted relation), ``sorted`` or ``tma``;
+    * ``join_routing``: joins of three or more inputs with a stream: ``adaptive`` (one
+      multi-way join whose probe order follows the data), ``fixed`` (the plan's order)
+      or ``binary`` (left-deep binary joins in text order), docs/cqels-ql.md;
+    * ``share_pipelines``: queries share matches and fused steps of the same windows;
+    * ``compiled``: generated code where a sub-plan allows it, else the reference
+      operators only.
+
+    >>> EngineConfig(join_routing="binary").compiled
+    True
+    >>> EngineConfig(join_routing="clever")
+    Traceback (most recent call last):
+    ...
+    taxi_rsp.errors.UserError: join routing must be one of adaptive, fixed, binary (not 'clever')
+    """
+
+    top_k: str = "auto"
+    join_routing: str = "adaptive"
+    share_pipelines: bool = True
+    compiled: bool = True
+
+    def __post_init__(self) -> None:
+        if self.top_k not in TOP_K:
+            raise UserError(f"top-k must be one of {', '.join(TOP_K)} (not {self.top_k!r})")
+        if self.join_routing not in JOIN_ROUTING:
+            raise UserError(f"join routing must be one of {', '.join(JOIN_ROUTING)} (not {self.join_routing!r})")

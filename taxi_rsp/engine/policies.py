@@ -1,0 +1,146 @@
+"""The RSP policies of a registered query, after RSP4J / YASPER: what advances time
+(the tick policy) and when and what a query reports (the report policy, R2S).
+
+The engine only drives them: :meth:`Engine.process` hands each event to the tick
+policy of the queries, and :meth:`RegisteredQuery.evaluate` asks its report policy
+for the output of an instant. Each policy has a ``name`` that ``--explain`` prints.
+
+Report policies (chosen per query form when the query is registered):
+
+* :class:`OnContentChange` - ``SELECT ... ORDER BY``: the ordered result (a snapshot of
+  the top-k) is reported when it differs from the last report (RSP4J: content change);
+* :class:`IstreamDstream` - other ``SELECT``: the net rows inserted and deleted during
+  the instant, when there are any;
+* :class:`ConstructStream` - ``CONSTRUCT``: the triples instantiated from the rows
+  inserted during the instant, when there are any.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, Protocol
+
+from taxi_rsp.engine.expr import set_event_time
+from taxi_rsp.engine.ops.match import EventView
+from taxi_rsp.engine.report import QueryOutput, Trigger
+from taxi_rsp.rdf.events import GraphEvent
+
+if TYPE_CHECKING:
+    from taxi_rsp.engine.query import RegisteredQuery
+
+
+class TickPolicy(Protocol):
+    name: str
+
+    def tick(self, query: RegisteredQuery, event: GraphEvent, view: EventView) -> None:
+        """Advance ``query`` to the time of ``event`` and apply it."""
+
+
+class EventTimeTick:
+    """SPEC §3, for any query: before an event at time t, every expiry instant τ < t of
+    the query's windows is evaluated in increasing order; then everything expiring at or
+    before t leaves, the event enters, and the query is evaluated once for the event.
+    Every event of the session is an instant of every query (whether or not it reads
+    the event's stream); end of input is not a time advance."""
+
+    name = "event time (expiries before an event evaluated first, those at its time merged into it)"
+
+    def tick(self, query: RegisteredQuery, event: GraphEvent, view: EventView) -> None:
+        time = event.time
+        expiry = query.next_expiry()
+        while expiry is not None and expiry < time:
+            set_event_time(expiry)  # NOW() in rows derived at this instant
+            query.expire(expiry)
+            query.evaluate(Trigger(expiry))
+            expiry = query.next_expiry()
+        set_event_time(time)
+        query.expire(time)
+        if event.stream in query.streams:
+            query.insert(event, view)
+        query.evaluate(Trigger(time, event))
+
+
+class ReportPolicy(Protocol):
+    name: str
+
+    def report(self, query: RegisteredQuery, trigger: Trigger) -> QueryOutput | None:
+        """The output of the instant that just closed, or None when nothing is reported."""
+
+
+class OnContentChange:
+    """The whole ordered result, when it differs from the last one reported."""
+
+    name = "on content change (the ordered result, when it differs from the last report)"
+
+    def __init__(self) -> None:
+        self.last: list[tuple] = []  # before the first report: the empty result
+
+    def report(self, query: RegisteredQuery, trigger: Trigger) -> QueryOutput | None:
+        root = query.physical.ordered_root
+        if not root.changed:
+            return None
+        projection = query.physical.projection
+        snapshot = [tuple(row[i] if i is not None else None for i in projection) for row in root.snapshot()]
+        if snapshot == self.last:
+            return None
+        self.last = snapshot
+        return QueryOutput(query, trigger, query.columns, rows=snapshot)
+
+
+class IstreamDstream:
+    """The net rows inserted and deleted during the instant (rows collected from the
+    plan's root as deltas), when there are any."""
+
+    name = "Istream/Dstream (the rows inserted and deleted during the instant)"
+
+    def __init__(self) -> None:
+        self.pending: Counter = Counter()
+
+    def collect(self, deltas: list) -> None:
+        pending = self.pending
+        for row, mult in deltas:
+            pending[row] += mult
+
+    def changes(self, query: RegisteredQuery) -> tuple[list[tuple], list[tuple]]:
+        projection = query.physical.projection
+        inserted: list[tuple] = []
+        deleted: list[tuple] = []
+        for row, mult in self.pending.items():
+            projected = tuple(row[i] if i is not None else None for i in projection)
+            if mult > 0:
+                inserted.extend([projected] * mult)
+            elif mult < 0:
+                deleted.extend([projected] * -mult)
+        self.pending.clear()
+        return inserted, deleted
+
+    def report(self, query: RegisteredQuery, trigger: Trigger) -> QueryOutput | None:
+        if not self.pending:
+            return None
+        inserted, deleted = self.changes(query)
+        if not inserted and not deleted:
+            return None
+        return QueryOutput(query, trigger, query.columns, rows=inserted, deleted=deleted)
+
+
+class ConstructStream(IstreamDstream):
+    """The triples the template makes of the rows inserted during the instant (one
+    result graph per instant), when there are any."""
+
+    name = "CONSTRUCT stream (the triples of the rows inserted during the instant)"
+
+    def report(self, query: RegisteredQuery, trigger: Trigger) -> QueryOutput | None:
+        output = super().report(query, trigger)
+        if output is None:
+            return None
+        output.triples = query.construct(output.rows)
+        return output if output.triples else None
+
+
+def report_policy_for(form: str, ordered_result: bool) -> ReportPolicy:
+    """The report policy of a query: by its form, and whether its plan ends in a top-k."""
+    if ordered_result:
+        return OnContentChange()
+    if form == "CONSTRUCT":
+        return ConstructStream()
+    return IstreamDstream()

@@ -1,0 +1,65 @@
+"""The layering the architecture promises, checked on what Python actually loads: the
+Spark baseline and `verify` load no part of the engine, the Feeder or the listeners,
+and the distribution claims the import name ``taxi_rsp`` only."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+ENGINE_SIDE = ("taxi_rsp.engine", "taxi_rsp.feeder", "taxi_rsp.listener", "taxi_rsp.runner", "taxi_rsp.session",
+               "taxi_rsp.lang", "taxi_rsp.algebra", "taxi_rsp.rdfstream", "taxi_rsp.scaleout", "feeder", "listener")
+
+
+def _loaded_after(code: str) -> list[str]:
+    """The modules a fresh interpreter has loaded after running ``code``."""
+    script = f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, check=True)
+    return json.loads(result.stdout.splitlines()[-1])
+
+
+def _engine_side(modules: list[str]) -> list[str]:
+    return [m for m in modules if any(m == p or m.startswith(p + ".") for p in ENGINE_SIDE)]
+
+
+@pytest.mark.parametrize("module", [
+    "taxi_rsp.baseline",
+    "taxi_rsp.baseline.run",
+    "taxi_rsp.baseline.session",
+    "taxi_rsp.commands.baseline",
+    "taxi_rsp.verify.compare",
+    "taxi_rsp.grading.compare",
+    "taxi_rsp.verify.workloads",
+])
+def test_the_baseline_and_the_checkers_load_nothing_of_the_engine(module: str) -> None:
+    loaded = _loaded_after(f"import {module}")
+    assert module in loaded
+    assert _engine_side(loaded) == []
+
+
+def test_the_whole_baseline_package_loads_nothing_of_the_engine() -> None:
+    code = ("import pkgutil, importlib, taxi_rsp.baseline as b\n"
+            "for info in pkgutil.iter_modules(b.__path__): importlib.import_module('taxi_rsp.baseline.' + info.name)")
+    loaded = _loaded_after(code)
+    assert "taxi_rsp.baseline.evaluate" in loaded and "taxi_rsp.baseline.run" in loaded
+    assert _engine_side(loaded) == []
+
+
+def test_the_engine_does_not_reach_up_into_its_callers() -> None:
+    loaded = _loaded_after("import taxi_rsp.engine.engine, taxi_rsp.engine.static")
+    assert not [m for m in loaded if m.startswith(("taxi_rsp.rdfstream", "taxi_rsp.runner", "taxi_rsp.commands",
+                                                   "taxi_rsp.session", "taxi_rsp.listener", "taxi_rsp.feeder"))]
+
+
+def test_the_feeder_and_listeners_are_installed_under_taxi_rsp_only() -> None:
+    loaded = _loaded_after("import taxi_rsp.feeder, taxi_rsp.listener, taxi_rsp.runner")
+    assert "taxi_rsp.feeder.reader" in loaded and "taxi_rsp.listener.debs" in loaded
+    assert "feeder" not in loaded and "listener" not in loaded
+    top_level = (ROOT / "taxi_rsp.egg-info" / "top_level.txt")
+    if top_level.is_file():  # written by the editable install
+        assert top_level.read_text().split() == ["taxi_rsp"]
