@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 
 from taxi_rsp.errors import UserError
@@ -51,11 +50,5 @@ def main(args: argparse.Namespace) -> int:
         print(f"view: not shown (not Q1/Q2 output): {', '.join(history.skipped)}")
     print(f"view: {steps['count']:,} instants of {', '.join(steps['files'])} at {server.url} (Ctrl-C stops)",
           flush=True)
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.close()
+    server.serve_until_interrupted()
     return 0

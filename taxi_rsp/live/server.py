@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
@@ -71,6 +72,16 @@ class MapServer:
     def state(self) -> bytes:
         with self._changed:
             return self._state
+
+    def serve_until_interrupted(self) -> None:
+        """Keep serving (the server runs in its own thread) until Ctrl-C, then close."""
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            self.close()
 
     def close(self) -> None:
         with self._changed:

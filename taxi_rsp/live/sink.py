@@ -187,13 +187,7 @@ class LiveSink:
     def linger(self) -> None:
         """Keep the final state on the page until Ctrl-C (the run is complete already)."""
         self.say(f"live: the run is complete; the map stays at {self.server.url} until Ctrl-C")
-        try:
-            while True:
-                time.sleep(3600)
-        except KeyboardInterrupt:
-            pass
-        finally:
-            self.server.close()
+        self.server.serve_until_interrupted()
 
     def close(self) -> None:
         self.server.close()
