@@ -174,3 +174,30 @@ def test_profile_without_polars_uses_the_python_pass(tmp_path: Path, monkeypatch
     monkeypatch.setitem(sys.modules, "polars", None)  # `import polars` now raises ImportError
     assert profile_polars(sample_20d, 40) is None
     assert profile_file(sample_20d, 40) == expected
+
+
+def test_synth_check_prints_the_same_table_with_and_without_polars(tmp_path: Path, templates) -> None:
+    """End to end: `taxi-rsp synth --check` in a process where polars cannot be imported
+    (as in the core install) prints the same table as with polars."""
+    import os
+    import subprocess
+
+    path = tmp_path / "dirty.csv"
+    generate(SynthConfig(days=1, minutes=90, dirty=0.05, seed=5), path, templates)
+    blocker = tmp_path / "block" / "polars"
+    blocker.mkdir(parents=True)
+    (blocker / "__init__.py").write_text("raise ImportError('polars blocked for this test')\n")
+
+    def check(extra_path: str | None) -> subprocess.CompletedProcess:
+        env = dict(os.environ)
+        if extra_path:
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [extra_path, env.get("PYTHONPATH")]))
+        return subprocess.run([sys.executable, "-m", "taxi_rsp", "synth", "--check", str(path)],
+                              capture_output=True, text=True, env=env, timeout=300)
+
+    with_polars, without = check(None), check(str(blocker.parent))
+    probe = subprocess.run([sys.executable, "-c", "import polars"], capture_output=True, text=True,
+                           env={**os.environ, "PYTHONPATH": str(blocker.parent)})
+    assert probe.returncode != 0 and "blocked" in probe.stderr  # the second run really had no polars
+    assert with_polars.stdout and "malformed lines" in with_polars.stdout
+    assert (with_polars.returncode, with_polars.stdout) == (without.returncode, without.stdout)
