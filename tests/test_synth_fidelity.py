@@ -142,6 +142,17 @@ def test_polars_profile_equals_python_on_edge_lines(tmp_path: Path, ending: str)
         assert _both(path, window_end)[0] == _both(path, window_end)[1]
 
 
+@pytest.mark.parametrize("bad", [b"\xff\xfe", b"\xe2\x82", b"\xe2\x82\xac\x80", b"\xf0\x9f\x98", b"\xed\xa0\x80",
+                                 b"\xc0\xaf", b"\xf4\x90\x80\x80"])
+def test_polars_profile_decodes_bad_utf8_like_python(tmp_path: Path, bad: bytes) -> None:
+    """Invalid UTF-8 in a medallion (a taxi id of the profile): both passes replace it
+    with the same U+FFFD characters."""
+    path = tmp_path / "bytes.csv"
+    path.write_bytes(GOOD.encode() + b"\n" + b"M" + bad + GOOD.encode()[2:] + b"\n")
+    python, columnar = _both(path)
+    assert columnar == python and len(python.medallions) == 2
+
+
 @pytest.mark.parametrize(("line", "left_to_python"), [
     (_line(f3="2013-01-01 00:0\u0664:00"), True),  # an Arabic-Indic digit: Python's \d accepts it
     (GOOD + "\r" + GOOD, True),  # a lone CR: Python's reader starts a new line there
