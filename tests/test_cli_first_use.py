@@ -183,6 +183,41 @@ def test_format_json_for_a_taxi_csv(small: Path, tmp_path: Path) -> None:
     assert "outliers" in summary  # next to a DEBS query the DEBS counters stay
 
 
+AVERAGES_QUERY = """PREFIX taxi: <http://debs2015.org/taxi#>
+SELECT (AVG(?fare) AS ?avg) (SUM(?fare) / 7 AS ?seventh) (STR(AVG(?fare)) AS ?text)
+WHERE { STREAM <http://debs2015.org/streams/trips> [RANGE 1h] { ?trip taxi:fareAmount ?fare } }
+"""
+FARES_CSV = "".join(
+    f"M{i},H{i},2013-01-01 00:00:00,2013-01-01 00:0{i}:00,60,1.0,-73.99,40.72,-73.98,40.73,CSH,{fare},0.50,0.50,0.00,0.00,3.00\n"
+    for i, fare in ((1, "1.00"), (2, "2.00"), (3, "2.00"))
+)
+
+
+@pytest.mark.parametrize("output_format", ["csv", "json"])
+def test_averages_print_canonical_decimals(tmp_path: Path, output_format: str) -> None:
+    """AVG of 1, 2, 2 is 5/3: 18 significant digits, rounded (docs/semantics.md, "Decimal
+    results"); terminating averages print exactly, without trailing zeros."""
+    data, query = tmp_path / "fares.csv", tmp_path / "averages.cqels"
+    data.write_text(FARES_CSV)
+    query.write_text(AVERAGES_QUERY)
+    result = taxi_rsp("run", data, "--out", tmp_path / "out", "--query", query, "--format", output_format)
+    assert result.returncode == 0, result.stderr
+    if output_format == "csv":
+        rows = [line.split(",") for line in (tmp_path / "out" / "averages.csv").read_text().splitlines()]
+        assert rows[0][-3:] == ["avg", "seventh", "text"]
+        inserted = [row[-3:] for row in rows[1:] if row[2] == "+"]
+    else:
+        documents = [json.loads(line) for line in (tmp_path / "out" / "averages.jsonl").read_text().splitlines()]
+        inserted = [[binding[v]["value"] for v in ("avg", "seventh", "text")]
+                    for doc in documents if doc["instant"]["change"] == "+" for binding in doc["results"]["bindings"]]
+        assert all(doc["results"]["bindings"][0]["avg"]["datatype"].endswith("#decimal") for doc in documents)
+    assert inserted == [
+        ["1.0", "0.142857142857142857", "1.0"],
+        ["1.5", "0.428571428571428571", "1.5"],
+        ["1.66666666666666667", "0.714285714285714286", "1.66666666666666667"],
+    ]
+
+
 def test_query_without_stream_is_refused_with_a_reason(small: Path, tmp_path: Path) -> None:
     query = tmp_path / "static.cqels"
     query.write_text("SELECT ?s WHERE { ?s ?p ?o }\n")

@@ -80,6 +80,17 @@ def test_the_difference_limit_counts_everything(tmp_path: Path) -> None:
     assert len(result.differences) == 3 and result.counted == {"q1.csv": 20}
 
 
+def test_long_files_are_compared_to_the_end(tmp_path: Path) -> None:
+    """verify streams both files side by side: a difference on the last shared line and a
+    line only in B, after 50,000 equal ones, are both found with their line numbers."""
+    same = [Q1[0]] * 50_000
+    a = _folder(tmp_path, "a", q1=[*same, Q1[1]])
+    b = _folder(tmp_path, "b", q1=[*same, Q1[1].replace("00:32:00,NULL", "00:32:00,1.1", 1), Q1[0]])
+    result = compare_folders(a, b)
+    assert [(d.file, d.line_no) for d in result.differences] == [("q1.csv", 50_001), ("q1.csv", 50_002)]
+    assert result.differences[1].message.startswith("only in B")
+
+
 def test_user_errors_exit_2(tmp_path: Path, capsys) -> None:
     assert cli_main(["verify", str(tmp_path / "nope"), str(tmp_path)]) == 2
     (tmp_path / "empty1").mkdir()

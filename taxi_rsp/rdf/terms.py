@@ -258,23 +258,62 @@ def literal_value(lexical: str, datatype: str) -> object:
     return lexical
 
 
-def format_decimal(value: Fraction, max_digits: int = 20) -> str:
-    """Canonical xsd:decimal lexical form; non-terminating values are rounded.
+DECIMAL_DIGITS = 18
+"""Significant digits of a non-terminating decimal's lexical form: the precision every
+minimally conforming XSD 1.0 processor must hold (``totalDigits`` 18, XSD 1.0 Part 2
+§3.2.3), so any consumer reads the printed value back exactly."""
 
-    >>> format_decimal(Fraction(-1, 8))
-    '-0.125'
-    >>> format_decimal(Fraction(3))
-    '3.0'
+
+def _terminating_scale(denominator: int) -> int | None:
+    """The number of decimal places of p/denominator when it terminates (the denominator
+    is 2^a·5^b, a fraction in lowest terms), else None."""
+    twos = (denominator & -denominator).bit_length() - 1
+    rest, fives = denominator >> twos, 0
+    while rest % 5 == 0:
+        rest //= 5
+        fives += 1
+    return max(twos, fives) if rest == 1 else None
+
+
+def _floor_log10(numerator: int, denominator: int) -> int:
+    """floor(log10(numerator / denominator)) of a positive fraction, exactly."""
+    exponent = len(str(numerator)) - len(str(denominator))  # the answer or one more
+    if exponent >= 0:
+        return exponent if numerator >= denominator * 10**exponent else exponent - 1
+    return exponent if numerator * 10**-exponent >= denominator else exponent - 1
+
+
+def format_decimal(value: Fraction | int, digits: int = DECIMAL_DIGITS) -> str:
+    """Canonical xsd:decimal lexical form (XSD 1.0 §3.2.3.2): a point with at least one
+    digit on each side, no leading or trailing zeros beyond those, no ``+``, no ``-0.0``.
+
+    A value whose decimal expansion terminates prints exactly, however many digits it
+    has. A non-terminating one (1/3, most averages) is rounded to ``digits`` significant
+    digits, half to even (a non-terminating value is never exactly halfway), keeping at
+    least every digit of its integer part; trailing zeros of the rounded value are
+    dropped. docs/semantics.md ("Decimal results") records the decision.
+
+    >>> format_decimal(Fraction(-1, 8)), format_decimal(Fraction(3)), format_decimal(Fraction(0))
+    ('-0.125', '3.0', '0.0')
+    >>> format_decimal(Fraction(2, 3)), format_decimal(Fraction(-1, 30_000))
+    ('0.666666666666666667', '-0.0000333333333333333333')
+    >>> format_decimal(Fraction(10**20, 3))
+    '33333333333333333333.0'
     """
+    value = Fraction(value)
+    if value == 0:
+        return "0.0"
     sign = "-" if value < 0 else ""
-    value = abs(value)
-    whole, rest = divmod(value.numerator, value.denominator)
-    digits = []
-    while rest and len(digits) < max_digits:
-        rest *= 10
-        digit, rest = divmod(rest, value.denominator)
-        digits.append(str(digit))
-    return f"{sign}{whole}.{''.join(digits) or '0'}"
+    numerator, denominator = abs(value.numerator), value.denominator
+    places = _terminating_scale(denominator)
+    if places is not None:
+        scaled = numerator * 10**places // denominator
+    else:
+        places = max(digits - 1 - _floor_log10(numerator, denominator), 0)
+        scaled = round(Fraction(numerator * 10**places, denominator))  # half to even
+    whole, fraction = divmod(scaled, 10**places)
+    fraction_text = f"{fraction:0{places}d}".rstrip("0") if places else ""
+    return f"{sign}{whole}.{fraction_text or '0'}"
 
 
 def value_to_literal(value: object) -> Literal:

@@ -2,13 +2,15 @@
 
 Query lines are compared on every field but the delay; for the delay only whether it
 is ``NULL`` (an expiry trigger) must agree, because a measured time never repeats.
+Both files are streamed side by side, so memory stays constant however long they are
+(docs/performance.md, "polars at run time": a columnar comparison was slower).
 """
 
 from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import zip_longest
 from pathlib import Path
@@ -47,12 +49,14 @@ class Comparison:
         return not self.differences
 
 
-def _read_lines(path: Path) -> list[str]:
+def _read_lines(path: Path) -> Iterator[str]:
+    """The lines of ``path`` without their LF, one at a time."""
     with path.open(encoding="utf-8", newline="") as handle:
-        return [line.rstrip("\n") for line in handle]
+        for line in handle:
+            yield line.rstrip("\n")
 
 
-def query_line_differences(a: Sequence[str], b: Sequence[str]) -> Iterator[tuple[int, str]]:
+def query_line_differences(a: Iterable[str], b: Iterable[str]) -> Iterator[tuple[int, str]]:
     """(line number, message) for every line pair that disagrees."""
     for line_no, (left, right) in enumerate(zip_longest(a, b), start=1):
         if left is None or right is None:
