@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from taxi_rsp.engine.engine import Engine
-from taxi_rsp.engine.ops.mjoin import MultiJoinOp, flatten
+from taxi_rsp.engine.ops.mjoin import MultiJoinOp
+from taxi_rsp.planner.multijoin import flatten
 from taxi_rsp.errors import UserError
 from taxi_rsp.engine.routing import (
     FilterStats,

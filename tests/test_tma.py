@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.engine.expr import compile_expr
-from taxi_rsp.engine.ops.tma import TmaTopKOp, monotonicity
+from taxi_rsp.engine.ops.tma import TmaTopKOp
+from taxi_rsp.planner.monotone import monotonicity
 from taxi_rsp.engine.ops.topk import TopKOp
 from taxi_rsp.lang import ast
 from taxi_rsp.rdf.dictionary import Dictionary

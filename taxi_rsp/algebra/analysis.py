@@ -1,4 +1,4 @@
-"""Analyses of expressions that the optimizer, the translator and the planner share.
+"""Analyses of expressions and plans that the optimizer, the translator and the planner share.
 
 >>> from taxi_rsp.lang import ast
 >>> e = ast.Call("&&", (ast.Call(">", (ast.Var("a"), ast.Var("b"))), ast.Var("c")))
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from taxi_rsp.algebra import plan as P
 from taxi_rsp.lang import ast
 
 
@@ -48,3 +49,33 @@ def expr_vars(expr: Any) -> set[str] | None:
     if isinstance(expr, ast.Exists):
         return None
     return set()
+
+
+def certain_vars(node: P.PlanNode) -> frozenset[str]:
+    """Variables a plan node binds in every mapping (never None)."""
+    match node:
+        case P.Scan() | P.StaticBGP():
+            return frozenset(node.variables)
+        case P.Join():
+            return certain_vars(node.left) | certain_vars(node.right)
+        case P.LeftJoin() | P.AntiJoin() | P.SemiJoin():
+            return certain_vars(node.left)
+        case P.Union():
+            sets = [certain_vars(n) for n in node.inputs]
+            return frozenset.intersection(*sets) if sets else frozenset()
+        case P.Filter() | P.Distinct() | P.TopK() | P.Extend():
+            return certain_vars(node.child)  # BIND may leave its variable unbound
+        case P.Project():
+            return certain_vars(node.child) & frozenset(node.vars)
+        case P.Group():
+            return certain_vars(node.child) & frozenset(node.keys)
+    return frozenset()
+
+
+def has_scan(node: object) -> bool:
+    """Whether a stream window (Scan) occurs anywhere below ``node``."""
+    if isinstance(node, P.Scan):
+        return True
+    children = [getattr(node, name) for name in ("child", "left", "right") if hasattr(node, name)]
+    children += list(getattr(node, "inputs", ()))
+    return any(has_scan(c) for c in children)

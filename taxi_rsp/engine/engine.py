@@ -20,7 +20,7 @@ from pathlib import Path
 
 from taxi_rsp.algebra.optimize import optimize
 from taxi_rsp.algebra.translate import translate_query
-from taxi_rsp.engine.builder import PlanBuilder
+from taxi_rsp.planner.builder import PlanBuilder
 from taxi_rsp.engine.config import EngineConfig
 from taxi_rsp.engine.ops.match import EventView
 from taxi_rsp.engine.pipeline import PipelineRegistry

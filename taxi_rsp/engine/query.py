@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 
 from taxi_rsp.algebra.plan import LogicalPlan
-from taxi_rsp.engine.builder import PhysicalPlan
+from taxi_rsp.planner.builder import PhysicalPlan
 from taxi_rsp.engine.info import QueryInfo, WindowInfo
 from taxi_rsp.engine.ops.match import EventView
 from taxi_rsp.engine.policies import EventTimeTick, IstreamDstream, ReportPolicy, report_policy_for

@@ -24,13 +24,10 @@ from collections import Counter
 from collections.abc import Callable
 from operator import itemgetter
 
-from taxi_rsp.algebra import plan as P
-from taxi_rsp.algebra.analysis import conjuncts, expr_vars
-from taxi_rsp.engine.expr import compile_expr
 from taxi_rsp.engine.index.ring import RingIndex
 from taxi_rsp.engine.ops.base import Delta, Operator, Row, compatible_merger
-from taxi_rsp.engine.ops.stateless import Step, filter_step
-from taxi_rsp.engine.routing import POLICIES, JoinInput, Route, Router, RoutingPolicy
+from taxi_rsp.engine.ops.stateless import Step
+from taxi_rsp.engine.routing import JoinInput, Route, Router, RoutingPolicy
 
 
 def key_getter(positions: tuple[int, ...]) -> Callable[[Row | list], tuple]:
@@ -277,125 +274,4 @@ class StaticCache(Operator):
         return f"StaticCache ({sum(self.rows.values())} rows)"
 
 
-# -- planning ----------------------------------------------------------------------------
-def certain_vars(node: P.PlanNode) -> frozenset[str]:
-    """Variables a plan node binds in every mapping (never None)."""
-    match node:
-        case P.Scan() | P.StaticBGP():
-            return frozenset(node.variables)
-        case P.Join():
-            return certain_vars(node.left) | certain_vars(node.right)
-        case P.LeftJoin() | P.AntiJoin() | P.SemiJoin():
-            return certain_vars(node.left)
-        case P.Union():
-            sets = [certain_vars(n) for n in node.inputs]
-            return frozenset.intersection(*sets) if sets else frozenset()
-        case P.Filter() | P.Distinct() | P.TopK() | P.Extend():
-            return certain_vars(node.child)  # BIND may leave its variable unbound
-        case P.Project():
-            return certain_vars(node.child) & frozenset(node.vars)
-        case P.Group():
-            return certain_vars(node.child) & frozenset(node.keys)
-    return frozenset()
-
-
-def _has_scan(node: object) -> bool:
-    if isinstance(node, P.Scan):
-        return True
-    children = [getattr(node, name) for name in ("child", "left", "right") if hasattr(node, name)]
-    children += list(getattr(node, "inputs", ()))
-    return any(_has_scan(c) for c in children)
-
-
-def flatten(node: P.PlanNode) -> tuple[list[P.PlanNode], list] | None:
-    """Leaves and filter conjuncts of a tree of joins (with filters on top and in
-    between); None unless it has ≥ 3 leaves of which at least one reads a stream.
-
-    A filter inside the tree is taken over only when every variable it reads is
-    certainly bound below it: evaluated later it would see the same values."""
-    filters: list = []
-    while isinstance(node, P.Filter):
-        filters.extend(conjuncts(node.expr))
-        node = node.child
-    if not isinstance(node, P.Join) or any(expr_vars(f) is None for f in filters):
-        return None
-    leaves: list[P.PlanNode] = []
-
-    def walk(n: P.PlanNode) -> None:
-        if isinstance(n, P.Join):
-            walk(n.left)
-            walk(n.right)
-            return
-        if isinstance(n, P.Filter) and isinstance(n.child, P.Join):
-            parts = conjuncts(n.expr)
-            used = [expr_vars(p) for p in parts]
-            if all(u is not None and u <= certain_vars(n.child) for u in used):
-                filters.extend(parts)
-                walk(n.child)
-                return
-        leaves.append(n)
-
-    walk(node)
-    if len(leaves) < 3 or not any(_has_scan(leaf) for leaf in leaves):
-        return None
-    return leaves, filters
-
-
-def build_multijoin(builder, node: P.PlanNode, mode: str = "adaptive") -> Operator | None:
-    """The planner hook: a :class:`MultiJoinOp` for ``node`` when :func:`flatten`
-    accepts it, else None (the builder then makes binary joins). ``builder`` is a
-    :class:`~taxi_rsp.engine.builder.PlanBuilder`; ``mode`` is the engine's join routing
-    (:class:`~taxi_rsp.engine.config.EngineConfig`: adaptive, fixed or binary)."""
-    if mode == "binary":
-        return None
-    if mode not in POLICIES:
-        raise ValueError(f"join routing must be one of adaptive, fixed, binary (not {mode!r})")
-    flat = flatten(node)
-    if flat is None:
-        return None
-    leaves, conjuncts = flat
-    ops: list[Operator] = []
-    caches: list[StaticCache] = []
-    for leaf in leaves:
-        if _has_scan(leaf):
-            ops.append(builder.build(leaf))
-        else:
-            cache = StaticCache(_static_evaluator(builder, leaf), lambda: builder.static.version)
-            builder.sources.append(cache)  # started with the query's other static sources
-            caches.append(cache)
-            ops.append(cache)
-    schemas = [op.schema for op in ops]
-    layout = {v: i for i, v in enumerate(merged_schema(schemas))}
-    filters = [(frozenset(expr_vars(c) or ()), filter_step(compile_expr(c, layout, builder.dictionary)))
-               for c in conjuncts]
-    join = MultiJoinOp(schemas, [certain_vars(leaf) for leaf in leaves], filters, POLICIES[mode]())
-    join.caches = caches
-    builder._add(join)
-    for j, op in enumerate(ops):
-        builder._connect(op, join.input(j))
-    return join
-
-
-def _static_evaluator(builder, leaf: P.PlanNode) -> Callable[[], tuple[tuple[str, ...], Counter]]:
-    """Evaluate a static sub-plan with a private builder of the same kind."""
-
-    def evaluate() -> tuple[tuple[str, ...], Counter]:
-        private = type(builder)(builder.dictionary, builder.static, builder.top_k)
-        op = private.build(leaf)
-        rows: Counter = Counter()
-
-        def collect(deltas: list[Delta]) -> None:
-            for row, mult in deltas:
-                rows[row] += mult
-
-        op.connect(collect)
-        for source in private.sources:
-            source.start()
-        for stateful in private.operators:
-            stateful.flush()
-        return op.schema, +rows
-
-    return evaluate
-
-
-__all__ = ["MultiJoinOp", "StaticCache", "build_multijoin", "flatten"]
+__all__ = ["MultiJoinOp", "StaticCache", "key_getter", "merged_schema"]

@@ -10,7 +10,7 @@ cells in decreasing maxscore order and stops at the first cell whose maxscore is
 the k-th score (the *influence region* of the k-th entry). Updates that touch neither
 the top-k nor its influence region cost O(1).
 
-Monotonicity is decided by :func:`monotonicity` at plan time under sign assumptions
+Monotonicity is decided by :func:`taxi_rsp.planner.monotone.monotonicity` at plan time under sign assumptions
 (products and quotients of non-negative values, positive divisors). If a row ever
 violates them, the bounds are no longer valid and refills scan every cell (still exact,
 just slower); ``bounds_valid`` tells which mode is on.
@@ -32,35 +32,6 @@ from taxi_rsp.engine.ops.topk import sort_entry
 from taxi_rsp.lang import ast
 
 INF = math.inf
-
-
-def monotonicity(expr: Any) -> dict[str, int] | None:
-    """Variables of a monotone score expression and their direction (+1 / -1), or None.
-
-    >>> monotonicity(ast.Call("/", (ast.Var("profit"), ast.Var("empty"))))
-    {'profit': 1, 'empty': -1}
-    """
-    if isinstance(expr, ast.Var):
-        return {expr.name: 1}
-    if isinstance(expr, ast.Const):
-        return {}
-    if not isinstance(expr, ast.Call) or len(expr.args) != 2:
-        return None
-    left, right = (monotonicity(a) for a in expr.args)
-    if left is None or right is None:
-        return None
-    if expr.op in ("+", "*"):  # '*' assumes non-negative factors (checked at run time)
-        flip = {v: d for v, d in right.items()}
-    elif expr.op in ("-", "/"):  # '/' assumes a non-negative numerator, positive divisor
-        flip = {v: -d for v, d in right.items()}
-    else:
-        return None
-    merged = dict(left)
-    for var, direction in flip.items():
-        if merged.get(var, direction) != direction:
-            return None  # the variable pulls both ways
-        merged[var] = direction
-    return merged
 
 
 def bound(expr: Any, corner: dict[str, Any]) -> Any:

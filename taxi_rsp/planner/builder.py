@@ -23,7 +23,6 @@ from taxi_rsp.engine.ops.group import GroupOp
 from taxi_rsp.engine.ops.join import JoinOp
 from taxi_rsp.engine.ops.match import BGPMatcher
 from taxi_rsp.engine.ops.minus import AntiJoinOp, LeftJoinOp, SemiJoinOp
-from taxi_rsp.engine.ops.mjoin import build_multijoin
 from taxi_rsp.engine.ops.stateless import (
     MapOp,
     UnionOp,
@@ -31,12 +30,14 @@ from taxi_rsp.engine.ops.stateless import (
     filter_step,
     project_step,
 )
-from taxi_rsp.engine.ops.tma import TmaTopKOp, monotonicity
+from taxi_rsp.engine.ops.tma import TmaTopKOp
 from taxi_rsp.engine.ops.topk import TopKOp
 from taxi_rsp.engine.ops.window import WindowScan
 from taxi_rsp.engine.pipeline import PipelineRegistry
 from taxi_rsp.engine.static import StaticStore
 from taxi_rsp.lang import ast
+from taxi_rsp.planner.monotone import monotonicity
+from taxi_rsp.planner.multijoin import build_multijoin
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.terms import IRI
 
@@ -150,9 +151,9 @@ class PlanBuilder:
                 op = JoinOp(left.schema, right.schema)
                 if self.compiled:
                     op = CompiledJoin(left.schema, right.schema, op)
-                self._add(op)
-                self._connect(left, op.push_left)
-                self._connect(right, op.push_right)
+                self.add(op)
+                self.connect(left, op.push_left)
+                self.connect(right, op.push_right)
                 return op
             case P.LeftJoin() | P.AntiJoin() | P.SemiJoin():
                 return self._correlated(node)
@@ -161,9 +162,9 @@ class PlanBuilder:
                 schema: tuple[str, ...] = ()
                 for op in inputs:
                     schema += tuple(v for v in op.schema if v not in schema)
-                union = self._add(UnionOp(schema, [op.schema for op in inputs]))
+                union = self.add(UnionOp(schema, [op.schema for op in inputs]))
                 for port, op in enumerate(inputs):
-                    self._connect(op, union.input(port))
+                    self.connect(op, union.input(port))
                 return union
             case P.Group():
                 child = self.build(node.child)
@@ -179,13 +180,13 @@ class PlanBuilder:
                     group = CompiledGroup(child.schema, node.keys,
                                           [(v, a.name, a.distinct, a.arg, spec[3]) for (v, a), spec
                                            in zip(node.aggregates, aggregates)], group, self.dictionary)
-                self._add(group)
-                self._connect(child, group.push)
+                self.add(group)
+                self.connect(child, group.push)
                 return group
             case P.Distinct():
                 child = self.build(node.child)
-                distinct = self._add(DistinctOp(child.schema))
-                self._connect(child, distinct.push)
+                distinct = self.add(DistinctOp(child.schema))
+                self.connect(child, distinct.push)
                 return distinct
             case P.TopK():
                 return self._topk(node, emits_deltas=True)
@@ -195,22 +196,24 @@ class PlanBuilder:
     def _compile(self, expr, schema: tuple[str, ...]):
         return compile_expr(expr, {v: i for i, v in enumerate(schema)}, self.dictionary)
 
-    def _add(self, op):
+    def add(self, op):
+        """Register a physical operator of the plan (flushed and sized with it)."""
         self.operators.append(op)
         return op
 
-    def _connect(self, producer: Operator, sink) -> None:
+    def connect(self, producer: Operator, sink) -> None:
+        """Send ``producer``'s deltas to ``sink`` (a consumer's push method)."""
         producer.connect(sink)
         self._consumed.add(id(producer))
 
     def _source(self, schema: tuple[str, ...], rows: list[tuple]) -> StaticSource:
-        source = self._add(StaticSource(schema, rows))
+        source = self.add(StaticSource(schema, rows))
         self.sources.append(source)
         return source
 
     def _scan(self, node: P.Scan) -> WindowScan:
         matcher = BGPMatcher(node.triples, self.dictionary)
-        window = self._add(WindowScan(self.dictionary.encode(IRI(node.stream)), node.window, matcher))
+        window = self.add(WindowScan(self.dictionary.encode(IRI(node.stream)), node.window, matcher))
         self.windows.append(window)
         return window
 
@@ -241,8 +244,8 @@ class PlanBuilder:
         if isinstance(child, MapOp) and id(child) not in self._consumed:
             child.fuse(step, schema, label, description)
             return child
-        op = self._add(MapOp(schema, step, label, description, child.schema, self.dictionary))
-        self._connect(child, op.push)
+        op = self.add(MapOp(schema, step, label, description, child.schema, self.dictionary))
+        self.connect(child, op.push)
         return op
 
     def _correlated(self, node) -> Operator:
@@ -257,9 +260,9 @@ class PlanBuilder:
             op.set_condition(self._compile(node.condition, op.merged_schema))
         if self.compiled:
             op = compile_correlated(op, left.schema, right.schema, node.condition, self.dictionary)
-        self._add(op)
-        self._connect(left, op.push_left)
-        self._connect(right, op.push_right)
+        self.add(op)
+        self.connect(left, op.push_left)
+        self.connect(right, op.push_right)
         return op
 
     def _compiled_group(self, child: Operator, node: P.Group) -> Operator | None:
@@ -275,7 +278,7 @@ class PlanBuilder:
 
     def _tma(self, node: P.TopK) -> TmaTopKOp | None:
         """A TMA grid top-k when the first ORDER BY key is DESC of a variable defined by
-        a monotone expression (see :func:`taxi_rsp.engine.ops.tma.monotonicity`)."""
+        a monotone expression (see :func:`taxi_rsp.planner.monotone.monotonicity`)."""
         if not node.order:
             return None
         first, descending = node.order[0]
@@ -293,9 +296,9 @@ class PlanBuilder:
         if any(var not in child.schema for var in directions):
             raise TypeError("score inputs must be visible to the top-k")
         order = [(self._compile(expr, child.schema), desc) for expr, desc in node.order]
-        topk = self._add(TmaTopKOp(child.schema, order, node.limit, node.offset, definition.expr,
+        topk = self.add(TmaTopKOp(child.schema, order, node.limit, node.offset, definition.expr,
                                    directions, self.dictionary.value))
-        self._connect(child, topk.push)
+        self.connect(child, topk.push)
         return topk
 
     def _topk(self, node: P.TopK, emits_deltas: bool) -> TopKOp | CompiledTopK:
@@ -306,10 +309,10 @@ class PlanBuilder:
             topk = CompiledTopK(child.schema, list(node.order), node.limit, node.offset, emits_deltas,
                                 topk, self.dictionary)
             if self._fuse_extends(child, topk):
-                self._add(topk)
+                self.add(topk)
                 return topk
-        self._add(topk)
-        self._connect(child, topk.push)
+        self.add(topk)
+        self.connect(child, topk.push)
         return topk
 
     def _fuse_extends(self, child: Operator, topk: CompiledTopK) -> bool:
