@@ -23,6 +23,7 @@ import itertools
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.engine.gcpolicy import engine_gc
@@ -34,9 +35,11 @@ from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.events import GraphEvent
 from taxi_rsp.rdf.terms import IRI
 from taxi_rsp.session.config import QuerySource, SessionConfig
-from taxi_rsp.session.push import GraphEncoder, PushedMeta, PushedTriple, Time, to_time
 from taxi_rsp.session.results import QueryHandle
 from taxi_rsp.session.sinks import OpenFile, ReportingSink, Sink, file_sink
+
+if TYPE_CHECKING:  # pushing loads pyoxigraph (8 MiB): only a session that pushes pays for it
+    from taxi_rsp.session.push import GraphEncoder, PushedTriple, Time
 
 
 class Session:
@@ -91,6 +94,8 @@ class Session:
         ``datetime`` or xsd:dateTime text) on ``stream`` (default: the one stream the
         queries read). Events come in time order."""
         read_ns = _now_ns()
+        from taxi_rsp.session.push import GraphEncoder, PushedMeta, to_time
+
         if self._encoder is None:
             self._encoder = GraphEncoder(self.dictionary)
         if stream is None:
