@@ -137,10 +137,11 @@ class ConstructStream(IstreamDstream):
         return output if output.triples else None
 
 
-def report_policy_for(form: str, ordered_result: bool) -> ReportPolicy:
-    """The report policy of a query: by its form, and whether its plan ends in a top-k."""
+def report_policy_for(form: str, ordered_result: bool) -> type[OnContentChange | IstreamDstream | ConstructStream]:
+    """The report policy class of a query, chosen by the planner: by the query's form and
+    whether its plan ends in a top-k (each registered query makes its own instance)."""
     if ordered_result:
-        return OnContentChange()
+        return OnContentChange
     if form == "CONSTRUCT":
-        return ConstructStream()
-    return IstreamDstream()
+        return ConstructStream
+    return IstreamDstream

@@ -1,6 +1,6 @@
 """A registered continuous query: its physical plan, its clock and its R2S step.
 
-R2S is the query's report policy (:mod:`taxi_rsp.engine.policies`), chosen by form:
+R2S is the query's report policy (:mod:`taxi_rsp.engine.policies`), chosen by the planner by form:
 ``SELECT ... ORDER BY`` reports the ordered result on content change, other ``SELECT``
 the Istream/Dstream rows of each instant, ``CONSTRUCT`` the triples of the rows
 inserted during the instant. :attr:`RegisteredQuery.info` is the public description
@@ -15,7 +15,7 @@ from taxi_rsp.algebra.plan import LogicalPlan
 from taxi_rsp.planner.builder import PhysicalPlan
 from taxi_rsp.engine.info import QueryInfo, WindowInfo
 from taxi_rsp.engine.ops.match import EventView
-from taxi_rsp.engine.policies import EventTimeTick, IstreamDstream, ReportPolicy, report_policy_for
+from taxi_rsp.engine.policies import EventTimeTick, IstreamDstream, ReportPolicy
 from taxi_rsp.engine.report import Listener, QueryOutput, Trigger  # noqa: F401 - re-exported
 from taxi_rsp.lang.ast import Query, Var
 from taxi_rsp.rdf.dictionary import Dictionary
@@ -47,7 +47,7 @@ class RegisteredQuery:
         self.listeners: list[Listener] = []
         self.source = source
         self.streams = {w.stream for w in physical.windows}
-        self.report_policy: ReportPolicy = report_policy_for(logical.form, physical.ordered_root is not None)
+        self.report_policy: ReportPolicy = physical.report_policy()  # the planner's choice
         self._bnodes = itertools.count()
         self._info: QueryInfo | None = None
         self.twins: list[RegisteredQuery] = []

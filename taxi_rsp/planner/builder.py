@@ -8,6 +8,7 @@ per-instant :meth:`~taxi_rsp.engine.ops.base.Operator.flush`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from taxi_rsp.algebra import plan as P
@@ -33,7 +34,9 @@ from taxi_rsp.engine.ops.stateless import (
 from taxi_rsp.engine.ops.tma import TmaTopKOp
 from taxi_rsp.engine.ops.topk import TopKOp
 from taxi_rsp.engine.ops.window import WindowScan
+from taxi_rsp.engine.ops.window_kinds import window_kind
 from taxi_rsp.engine.pipeline import PipelineRegistry
+from taxi_rsp.engine.policies import IstreamDstream, ReportPolicy, report_policy_for
 from taxi_rsp.engine.static import StaticStore
 from taxi_rsp.lang import ast
 from taxi_rsp.planner.monotone import monotonicity
@@ -64,6 +67,7 @@ class PhysicalPlan:
     sources: list[StaticSource] = field(default_factory=list)
     ordered_root: TopKOp | TmaTopKOp | CompiledTopK | None = None
     projection: tuple[int | None, ...] = ()
+    report_policy: Callable[[], ReportPolicy] = IstreamDstream  # R2S, chosen by form and plan
 
 
 class PlanBuilder:
@@ -105,7 +109,8 @@ class PlanBuilder:
             top = self.build(root)
             projection = tuple(range(len(top.schema)))
         self._share_windows()
-        return PhysicalPlan(top, self.windows, self.operators, self.sources, ordered, projection)
+        return PhysicalPlan(top, self.windows, self.operators, self.sources, ordered, projection,
+                            report_policy_for(logical.form, ordered is not None))
 
     # -- one method per plan node ----------------------------------------------------
     def build(self, node: P.PlanNode) -> Operator:
@@ -213,7 +218,8 @@ class PlanBuilder:
 
     def _scan(self, node: P.Scan) -> WindowScan:
         matcher = BGPMatcher(node.triples, self.dictionary)
-        window = self.add(WindowScan(self.dictionary.encode(IRI(node.stream)), node.window, matcher))
+        window = self.add(WindowScan(self.dictionary.encode(IRI(node.stream)), node.window, matcher,
+                                     window_kind(node.window)))
         self.windows.append(window)
         return window
 

@@ -50,6 +50,7 @@ from taxi_rsp.engine.ops.aggregates import Sum
 from taxi_rsp.engine.ops.group import GroupOp
 from taxi_rsp.engine.ops.match import BGPMatcher, EventView
 from taxi_rsp.engine.ops.window import WindowScan
+from taxi_rsp.engine.ops.window_kinds import RangeWindow
 from taxi_rsp.lang import ast
 from taxi_rsp.lang.ast import WindowSpec
 from taxi_rsp.rdf.dictionary import (
@@ -453,8 +454,8 @@ def fuse_group(window: WindowScan, keys: tuple[str, ...], aggregates: list, dict
                compile_closure: Callable[[Any, tuple[str, ...]], Compiled]) -> CompiledAggregate | None:
     """The compiled form of GROUP BY ``keys`` directly over ``window`` (with its fused
     steps), or None when the shape is outside what :class:`CompiledAggregate` covers."""
-    if (window.spec.kind not in ("RANGE", "NOW") or getattr(window, "slide_ms", None) is not None
-            or window._specs is None or len(window._outputs) != 1):  # sliding windows only
+    if (type(window.kind) is not RangeWindow  # RANGE or NOW; not SLIDE, TRIPLES or ALL
+            or window._specs is None or len(window._outputs) != 1):
         return None
     if any(agg.distinct or agg.name not in FUSABLE for _, agg in aggregates):
         return None

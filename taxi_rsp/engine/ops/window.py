@@ -30,17 +30,21 @@ from collections import deque
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.match import BGPMatcher, EventView
 from taxi_rsp.engine.ops.stateless import Step
+from taxi_rsp.engine.ops.window_kinds import WindowKind, window_kind
 from taxi_rsp.engine.pipeline import PipelineNode, PipelineRegistry, StepSpec
 from taxi_rsp.lang.ast import WindowSpec
 
 
 class WindowScan(Operator):
-    def __init__(self, stream: int, spec: WindowSpec, matcher: BGPMatcher) -> None:
+    def __init__(self, stream: int, spec: WindowSpec, matcher: BGPMatcher, kind: WindowKind | None = None) -> None:
+        """``kind``: the window class the planner chose for ``spec`` (by default
+        :func:`~taxi_rsp.engine.ops.window_kinds.window_kind`)."""
         super().__init__(matcher.schema)
         self.stream = stream
         self.spec = spec
         self.matcher = matcher
-        self.range_ms = {"RANGE": spec.range_ms, "NOW": 1}.get(spec.kind)
+        self.kind = kind if kind is not None else window_kind(spec)
+        self.range_ms = self.kind.range_ms
         self._steps: list[Step] = []
         self._specs: list[StepSpec] | None = []
         self._leaf: PipelineNode | None = None  # set by share(): the shared per-event rows
@@ -50,7 +54,7 @@ class WindowScan(Operator):
         self._entries: deque[tuple[int, tuple[list[Row], ...]]] = deque()
         # SLIDE: (entry boundary, expiry boundary, derived rows) of events waiting for
         # their boundary, in arrival order (so entry boundaries are non-decreasing)
-        self.slide_ms = spec.slide_ms if spec.kind == "RANGE" else None
+        self.slide_ms = self.kind.slide_ms
         self._pending: deque[tuple[int, int, tuple[list[Row], ...]]] = deque()
         self._arrivals = 0
         self.held = 0
@@ -86,8 +90,7 @@ class WindowScan(Operator):
 
     def describe(self) -> str:
         shared = f", pipeline {self._leaf.describe()}" if self._leaf is not None else ""
-        kind = self.spec.kind if self.slide_ms is None else "RANGE SLIDE"
-        return f"WindowScan[{kind}] +{len(self._steps)} fused{shared}"
+        return f"WindowScan[{self.kind.name}] +{len(self._steps)} fused{shared}"
 
     def _derive(self, rows: list[Row]) -> list[Row]:
         for step in self._steps:
@@ -101,71 +104,19 @@ class WindowScan(Operator):
                 break
         return rows
 
-    # -- time ------------------------------------------------------------------------
+    # -- time (decided by the window's kind) --------------------------------------------
     def next_expiry(self) -> int | None:
         """The next instant at which this window's content changes (None: never)."""
-        if self.range_ms is not None and self._entries:
-            if self._pending:
-                return min(self._entries[0][0], self._pending[0][0])
-            return self._entries[0][0]
-        if self._pending:
-            return self._pending[0][0]
-        return None
+        return self.kind.next_expiry(self)
 
     def expire(self, until: int) -> None:
         """Retract every entry whose expiry time is <= ``until`` (and, with SLIDE, let in
         the waiting events whose boundary is <= ``until``)."""
-        if self.range_ms is None:
-            return
-        if self._pending and self._pending[0][0] <= until:
-            self._enter_pending(until)
-        entries = self._entries
-        if not entries or entries[0][0] > until:
-            return
-        gone = []
-        while entries and entries[0][0] <= until:
-            gone.append(entries.popleft()[1])
-        self._emit_all(gone, -1)
-
-    def _enter_pending(self, until: int) -> None:
-        pending, entered = self._pending, []
-        while pending and pending[0][0] <= until:
-            _, expiry, rows = pending.popleft()
-            self.held -= sum(len(r) for r in rows)
-            self._entries.append((expiry, rows))
-            entered.append(rows)
-        # expiry boundaries of entered events are >= those already in _entries (both
-        # grow with arrival time), so the deque stays sorted
-        self._emit_all(entered, 1)
-
-    def _boundary_after(self, time: int) -> int:
-        """The first slide boundary >= ``time``."""
-        slide = self.slide_ms
-        return -((-time) // slide) * slide  # type: ignore[operator]
+        self.kind.expire(self, until)
 
     def insert(self, time: int, view: EventView) -> None:
         """A new event of this window's stream arrives (after expiry up to ``time``)."""
-        rows = tuple(output._rows(view) for output in self._outputs)
-        kind = self.spec.kind
-        if self.slide_ms is not None:
-            if any(rows):
-                enter = self._boundary_after(time)
-                expiry = self._boundary_after(time + self.range_ms)  # type: ignore[operator]
-                if enter == time:
-                    self._entries.append((expiry, rows))
-                    self._emit_all([rows], 1)
-                elif enter < expiry:  # else (SLIDE > RANGE) it falls between two windows
-                    self._pending.append((enter, expiry, rows))
-                    self.held += sum(len(r) for r in rows)
-            return
-        if kind == "TRIPLES":
-            self._arrivals += 1
-            self._entries.append((self._arrivals, rows))
-            if len(self._entries) > self.spec.count:  # type: ignore[operator]
-                self._emit_all([self._entries.popleft()[1]], -1)
-        elif kind != "ALL" and any(rows):
-            self._entries.append((time + self.range_ms, rows))  # type: ignore[operator]
-        self._emit_all([rows], 1, counted=kind != "ALL")
+        self.kind.insert(self, time, tuple(output._rows(view) for output in self._outputs))
 
     def _emit_all(self, batches: list[tuple[list[Row], ...]], mult: int, counted: bool = True) -> None:
         """Emit ``mult`` for the rows of ``batches`` to each output's consumers."""

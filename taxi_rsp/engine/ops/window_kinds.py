@@ -1,0 +1,148 @@
+"""The window kinds of CQELS-QL as classes (RSP4J/YASPER's window operators): each
+decides when an arriving event's mappings enter a :class:`~taxi_rsp.engine.ops.window.WindowScan`,
+when they leave, and the next instant at which the content changes. The planner picks
+one per ``STREAM … [window]`` (:func:`window_kind`); ``--explain`` names it.
+
+The buffer itself (entries, waiting events, the derived rows per output) stays in the
+scan, which these strategies drive; their semantics are in the module text of
+:mod:`taxi_rsp.engine.ops.window` and SPEC §3.
+
+>>> from taxi_rsp.lang.ast import WindowSpec
+>>> [window_kind(WindowSpec(kind=k, range_ms=r, slide_ms=s, count=c)).name
+...  for k, r, s, c in [("RANGE", 60000, None, None), ("RANGE", 60000, 10000, None),
+...                     ("NOW", None, None, None), ("TRIPLES", None, None, 5), ("ALL", None, None, None)]]
+['RANGE', 'RANGE SLIDE', 'NOW', 'TRIPLES', 'ALL']
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from taxi_rsp.engine.ops.base import Row
+from taxi_rsp.lang.ast import WindowSpec
+
+if TYPE_CHECKING:
+    from taxi_rsp.engine.ops.window import WindowScan
+
+Rows = tuple[list[Row], ...]  # an event's derived rows, one list per output of the scan
+
+
+class WindowKind:
+    """How a window's content changes with time (the base: nothing ever leaves)."""
+
+    name = "ALL"
+    range_ms: int | None = None  # a time-based window's length
+    slide_ms: int | None = None  # a hopping window's hop
+
+    def insert(self, scan: WindowScan, time: int, rows: Rows) -> None:
+        """An event at ``time`` whose derived rows are ``rows`` arrives."""
+        scan._emit_all([rows], 1, counted=False)
+
+    def expire(self, scan: WindowScan, until: int) -> None:
+        """Retract what leaves at or before ``until`` (and let in what enters)."""
+
+    def next_expiry(self, scan: WindowScan) -> int | None:
+        """The next instant at which the content changes (None: never)."""
+        return None
+
+
+class RangeWindow(WindowKind):
+    """``RANGE d``: an event at t is in the window at τ iff τ − d < t ≤ τ; ``NOW`` is
+    ``RANGE 1ms`` on millisecond timestamps."""
+
+    def __init__(self, range_ms: int, name: str = "RANGE") -> None:
+        self.range_ms = range_ms
+        self.name = name
+
+    def insert(self, scan: WindowScan, time: int, rows: Rows) -> None:
+        if any(rows):
+            scan._entries.append((time + self.range_ms, rows))
+        scan._emit_all([rows], 1)
+
+    def expire(self, scan: WindowScan, until: int) -> None:
+        entries = scan._entries
+        if not entries or entries[0][0] > until:
+            return
+        gone = []
+        while entries and entries[0][0] <= until:
+            gone.append(entries.popleft()[1])
+        scan._emit_all(gone, -1)
+
+    def next_expiry(self, scan: WindowScan) -> int | None:
+        return scan._entries[0][0] if scan._entries else None
+
+
+class SlidingWindow(RangeWindow):
+    """``RANGE d SLIDE s`` (hopping): the content changes only at boundaries k·s; an
+    event waits for the next boundary to enter and leaves at the first boundary ≥ t + d."""
+
+    name = "RANGE SLIDE"
+
+    def __init__(self, range_ms: int, slide_ms: int) -> None:
+        super().__init__(range_ms, self.name)
+        self.slide_ms = slide_ms
+
+    def _boundary_after(self, time: int) -> int:
+        """The first slide boundary >= ``time``."""
+        return -((-time) // self.slide_ms) * self.slide_ms
+
+    def insert(self, scan: WindowScan, time: int, rows: Rows) -> None:
+        if not any(rows):
+            return
+        enter = self._boundary_after(time)
+        expiry = self._boundary_after(time + self.range_ms)
+        if enter == time:
+            scan._entries.append((expiry, rows))
+            scan._emit_all([rows], 1)
+        elif enter < expiry:  # else (SLIDE > RANGE) it falls between two windows
+            scan._pending.append((enter, expiry, rows))
+            scan.held += sum(len(r) for r in rows)
+
+    def expire(self, scan: WindowScan, until: int) -> None:
+        pending = scan._pending
+        if pending and pending[0][0] <= until:
+            entered = []
+            while pending and pending[0][0] <= until:
+                _, expiry, rows = pending.popleft()
+                scan.held -= sum(len(r) for r in rows)
+                scan._entries.append((expiry, rows))
+                entered.append(rows)
+            # expiry boundaries of entered events are >= those already in the buffer
+            # (both grow with arrival time), so it stays sorted
+            scan._emit_all(entered, 1)
+        super().expire(scan, until)
+
+    def next_expiry(self, scan: WindowScan) -> int | None:
+        times = [q[0][0] for q in (scan._entries, scan._pending) if q]
+        return min(times) if times else None
+
+
+class TriplesWindow(WindowKind):
+    """``TRIPLES n``: the last n events of the stream (matching or not)."""
+
+    name = "TRIPLES"
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+
+    def insert(self, scan: WindowScan, time: int, rows: Rows) -> None:
+        scan._arrivals += 1
+        scan._entries.append((scan._arrivals, rows))
+        if len(scan._entries) > self.count:
+            scan._emit_all([scan._entries.popleft()[1]], -1)
+        scan._emit_all([rows], 1)
+
+
+def window_kind(spec: WindowSpec) -> WindowKind:
+    """The window class of a ``STREAM … [spec]`` pattern (the planner's choice)."""
+    if spec.kind == "RANGE":
+        if spec.slide_ms is not None:
+            return SlidingWindow(spec.range_ms, spec.slide_ms)  # type: ignore[arg-type]
+        return RangeWindow(spec.range_ms)  # type: ignore[arg-type]
+    if spec.kind == "NOW":
+        return RangeWindow(1, "NOW")
+    if spec.kind == "TRIPLES":
+        return TriplesWindow(spec.count)  # type: ignore[arg-type]
+    if spec.kind == "ALL":
+        return WindowKind()
+    raise ValueError(f"unknown window kind {spec.kind!r}")
