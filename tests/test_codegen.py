@@ -13,6 +13,7 @@ from fractions import Fraction
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from taxi_rsp.algebra import plan as P
 from taxi_rsp.engine.codegen import compile_chunk
 from taxi_rsp.engine.expr import compile_expr
 from taxi_rsp.engine.ops.stateless import extend_step, filter_step
@@ -65,15 +66,15 @@ def _ids(d: Dictionary, row: list) -> tuple:
     return tuple(None if v is None else d.encode_value(v) for v in row)
 
 
-def _generic_chain(d: Dictionary, steps: list[tuple]):
+def _generic_chain(d: Dictionary, steps: list[P.FusedStep]):
     closures, schema = [], SCHEMA
     for step in steps:
-        compiled = compile_expr(step[-1], {v: i for i, v in enumerate(schema)}, d)
-        if step[0] == "filter":
+        compiled = compile_expr(step.expr, {v: i for i, v in enumerate(schema)}, d)
+        if isinstance(step, P.Filter):
             closures.append(filter_step(compiled))
         else:
             closures.append(extend_step(compiled, d))
-            schema = schema + (step[1],)
+            schema = schema + (step.var,)
 
     def run(row):
         for closure in closures:
@@ -90,7 +91,7 @@ def _generic_chain(d: Dictionary, steps: list[tuple]):
        st.lists(st.lists(values, min_size=4, max_size=4), min_size=1, max_size=6))
 def test_fast_chunk_equals_generic(e1, e2, e3, rows) -> None:
     d = Dictionary()
-    steps = [("extend", "e", e1), ("filter", e2), ("extend", "f", e3)]
+    steps = [P.Extend(P.Unit(), "e", e1), P.Filter(P.Unit(), e2), P.Extend(P.Unit(), "f", e3)]
     generic = _generic_chain(d, steps)
     id_rows = [_ids(d, r) for r in rows]
     chunk = compile_chunk(d, SCHEMA, steps, generic, id_rows[0])
@@ -104,7 +105,8 @@ def test_q1_cell_chain_is_compiled_and_exact() -> None:
     cell = ast.Call("+", (ast.Call(XSD + "integer", (ast.Call("FLOOR", (ast.Call("/", (
         ast.Call("+", (lon, ast.Const(Literal("74.916578", XSD_DECIMAL)))),
         ast.Const(Literal("0.005986", XSD_DECIMAL)))),)),)), ast.Const(Literal("1", XSD_INT))))
-    steps = [("extend", "x", cell), ("filter", ast.Call(">=", (ast.Var("x"), ast.Const(Literal("1", XSD_INT)))))]
+    steps = [P.Extend(P.Unit(), "x", cell),
+             P.Filter(P.Unit(), ast.Call(">=", (ast.Var("x"), ast.Const(Literal("1", XSD_INT)))))]
     generic = _generic_chain(d, steps)
     sample = _ids(d, [Fraction(-73956528, 10**6), 1, 2, 3])
     chunk = compile_chunk(d, SCHEMA, steps, generic, sample)

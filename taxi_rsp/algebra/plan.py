@@ -263,6 +263,9 @@ PlanNode = (
     Scan | StaticBGP | Values | PathScan | GraphEach | Unit | Join | LeftJoin | AntiJoin | SemiJoin | Union | Filter | Extend | Group
     | Project | Distinct | TopK | Construct
 )
+# The stateless nodes the planner fuses into windows and map operators; a fused step is
+# described by the plan node it implements (the code generator compiles from it).
+FusedStep = Filter | Extend | Project
 
 
 @dataclass

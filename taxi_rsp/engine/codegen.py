@@ -30,6 +30,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
+from taxi_rsp.algebra import plan as P
 from taxi_rsp.engine.expr import compile_expr
 from taxi_rsp.lang import ast
 from taxi_rsp.rdf.dictionary import (
@@ -359,9 +360,20 @@ class ChunkCompiler:
         self.slots.append((None, local, kind))
         self.names.append(var)
 
-    def add_project(self, positions: tuple[int | None, ...], schema: tuple[str, ...]) -> None:
+    def add_project(self, variables: tuple[str, ...]) -> None:
+        """Keep ``variables`` in that order (unbound where the rows have no such column)."""
+        positions = [self.names.index(v) if v in self.names else None for v in variables]
         self.slots = [self.slots[i] if i is not None else ("None", None, None) for i in positions]
-        self.names = list(schema)
+        self.names = list(variables)
+
+    def add_step(self, step: P.FusedStep) -> None:
+        """Emit one fused step, described by the plan node it implements."""
+        if isinstance(step, P.Filter):
+            self.add_filter(step.expr)
+        elif isinstance(step, P.Extend):
+            self.add_extend(step.var, step.expr)
+        else:
+            self.add_project(step.vars)
 
     def guard_test(self) -> str:
         """Source of the test that some decoded input id has another type code than
@@ -443,24 +455,19 @@ def _is_constant(expr: Any) -> bool:
 def compile_chunk(
     dictionary: Dictionary,
     schema: tuple[str, ...],
-    steps: list[tuple],
+    steps: list[P.FusedStep],
     generic: Step,
     sample: tuple,
 ) -> Step:
-    """One function for ``steps`` (descriptions ``("filter", expr)``, ``("extend", var,
-    expr)``, ``("project", positions, schema)``) over rows of ``schema``, specialised on
-    the type codes of ``sample``; ``generic`` is the reference chain (row -> row/None).
-    Returns ``generic`` itself when some step has no fast form."""
+    """One function for ``steps`` (the Filter, Extend and Project plan nodes they
+    implement) over rows of ``schema``, specialised on the type codes of ``sample``;
+    ``generic`` is the reference chain (row -> row/None). Returns ``generic`` itself
+    when some step has no fast form."""
     codes = type_codes(sample)
     compiler = ChunkCompiler(dictionary, schema, codes)
     try:
         for step in steps:
-            if step[0] == "filter":
-                compiler.add_filter(step[1])
-            elif step[0] == "extend":
-                compiler.add_extend(step[1], step[2])
-            else:
-                compiler.add_project(step[1], step[2])
+            compiler.add_step(step)
         return compiler.finish(generic)
     except NoFast:
         return generic

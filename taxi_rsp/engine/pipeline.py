@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from taxi_rsp.algebra import plan as P
 from taxi_rsp.engine.codegen import compile_chunk
 from taxi_rsp.engine.ops.match import BGPMatcher, EventView
 from taxi_rsp.engine.ops.stateless import Step
@@ -28,22 +29,22 @@ from taxi_rsp.rdf.dictionary import Dictionary
 
 @dataclass(frozen=True)
 class StepSpec:
-    """One fused step: its description for the code generator (``("filter", expr)``,
-    ``("extend", var, expr)`` or ``("project", positions, schema)``), its generic
-    closure, and the schema of its input rows."""
+    """One fused step: the plan node it implements (Filter, Extend or Project: what the
+    code generator compiles), its generic closure, and the schema of its input rows."""
 
-    description: tuple
+    description: P.FusedStep
     closure: Step
     schema_in: tuple[str, ...]
 
     @property
     def signature(self) -> tuple:
-        kind = self.description[0]
-        if kind == "filter":
-            return ("filter", canonical(self.description[1], self.schema_in))
-        if kind == "extend":
-            return ("extend", canonical(self.description[2], self.schema_in))
-        return ("project", self.description[1])
+        """What makes two steps the same computation (variable names do not matter)."""
+        step = self.description
+        if isinstance(step, P.Filter):
+            return ("filter", canonical(step.expr, self.schema_in))
+        if isinstance(step, P.Extend):
+            return ("extend", canonical(step.expr, self.schema_in))
+        return ("project", tuple(self.schema_in.index(v) if v in self.schema_in else None for v in step.vars))
 
 
 def canonical(expr: Any, schema: tuple[str, ...]) -> Any:

@@ -138,19 +138,17 @@ class PlanBuilder:
             case P.Filter():
                 child = self.build(node.child)
                 step = filter_step(self._compile(node.expr, child.schema))
-                return self._stateless(child, step, child.schema, "Filter", ("filter", node.expr))
+                return self._stateless(child, step, child.schema, "Filter", node)
             case P.Extend():
                 child = self.build(node.child)
                 step = extend_step(self._compile(node.expr, child.schema), self.dictionary)
-                return self._stateless(child, step, child.schema + (node.var,), f"Extend ?{node.var}",
-                                       ("extend", node.var, node.expr))
+                return self._stateless(child, step, child.schema + (node.var,), f"Extend ?{node.var}", node)
             case P.Project():
                 child = self.build(node.child)
                 positions = tuple(child.schema.index(v) if v in child.schema else None for v in node.vars)
                 if positions == tuple(range(len(child.schema))):
                     return child
-                return self._stateless(child, project_step(positions), node.vars, "Project",
-                                       ("project", positions, node.vars))
+                return self._stateless(child, project_step(positions), node.vars, "Project", node)
             case P.Join():
                 left, right = self.build(node.left), self.build(node.right)
                 op = JoinOp(left.schema, right.schema)
@@ -243,7 +241,7 @@ class PlanBuilder:
                 self.windows.remove(window)
 
     def _stateless(self, child: Operator, step, schema: tuple[str, ...], label: str,
-                   description: tuple | None = None) -> Operator:
+                   description: P.FusedStep | None = None) -> Operator:
         if isinstance(child, WindowScan) and id(child) not in self._consumed:
             child.fuse(step, schema, description)
             return child
@@ -325,10 +323,10 @@ class PlanBuilder:
         """BIND steps right below a compiled top-k move into it: their producer feeds
         the top-k, which extends only the rows it reports."""
         steps = child._descriptions if isinstance(child, MapOp) else None
-        if not steps or any(step[0] != "extend" for step in steps) or id(child) in self._consumed:
+        if not steps or any(not isinstance(step, P.Extend) for step in steps) or id(child) in self._consumed:
             return False
         for op in self.operators:
             op._sinks[:] = [topk.push if sink == child.push else sink for sink in op._sinks]
         self.operators.remove(child)
-        topk.fuse_extends(child._input_schema, [(step[1], step[2]) for step in steps], child.apply)
+        topk.fuse_extends(child._input_schema, [(step.var, step.expr) for step in steps], child.apply)
         return True

@@ -163,12 +163,7 @@ class CompiledAggregate(Operator):
         codes = type_codes(sample)
         c = ChunkCompiler(self.dictionary, self.matcher.schema, codes)
         for step in self._descriptions:
-            if step[0] == "filter":
-                c.add_filter(step[1])
-            elif step[0] == "extend":
-                c.add_extend(step[1], step[2])
-            else:
-                c.add_project(step[1], step[2])
+            c.add_step(step)
         key_ids = [self._key_id(c, k) for k in self._keys]
         arg_codes: list[str] = []
         kinds: list[Any] = []

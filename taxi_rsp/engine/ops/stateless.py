@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from taxi_rsp.algebra.plan import FusedStep
 from taxi_rsp.engine.codegen import compile_chunk
 from taxi_rsp.engine.expr import Compiled, ExprError, ebv
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
@@ -54,13 +55,13 @@ class MapOp(Operator):
     (:func:`taxi_rsp.engine.codegen.compile_chunk`)."""
 
     def __init__(self, schema: tuple[str, ...], step: Step, label: str,
-                 description: tuple | None = None, input_schema: tuple[str, ...] = (),
+                 description: FusedStep | None = None, input_schema: tuple[str, ...] = (),
                  dictionary: Dictionary | None = None) -> None:
         super().__init__(schema)
         self._steps = [step]
         self._dictionary = dictionary
         compilable = description is not None and dictionary is not None
-        self._descriptions: list[tuple] | None = [description] if compilable else None
+        self._descriptions: list[FusedStep] | None = [description] if compilable else None
         self._input_schema = input_schema
         self._labels = [label]
         self._chain: Step | None = None
@@ -69,7 +70,7 @@ class MapOp(Operator):
     def label(self) -> str:
         return " + ".join(self._labels)
 
-    def fuse(self, step: Step, schema: tuple[str, ...], label: str, description: tuple | None = None) -> None:
+    def fuse(self, step: Step, schema: tuple[str, ...], label: str, description: FusedStep | None = None) -> None:
         """Append a step (only before the first row)."""
         self._steps.append(step)
         self._labels.append(label)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections import deque
 
+from taxi_rsp.algebra.plan import FusedStep
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.match import BGPMatcher, EventView
 from taxi_rsp.engine.ops.stateless import Step
@@ -60,7 +61,7 @@ class WindowScan(Operator):
         self.held = 0
 
     # -- fusion of stateless operators (done by the plan builder) -------------------
-    def fuse(self, step: Step, schema: tuple[str, ...], description: tuple | None = None) -> None:
+    def fuse(self, step: Step, schema: tuple[str, ...], description: FusedStep | None = None) -> None:
         """Append a stateless row transformation (None drops the row); ``description``
         (see :class:`~taxi_rsp.engine.pipeline.StepSpec`) lets it be compiled and shared."""
         self._steps.append(step)
