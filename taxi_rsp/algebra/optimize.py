@@ -1,7 +1,8 @@
 """Logical rewrites: a tuple of small pure rule functions applied bottom-up.
 
 Each rule takes a node whose children are already rewritten and returns a node; rules
-must preserve the query's results exactly.
+must preserve the query's results exactly. An expression whose variables are unknown
+(``expr_vars`` is None: it holds EXISTS) is never moved.
 """
 
 from __future__ import annotations
@@ -16,11 +17,6 @@ from taxi_rsp.lang import ast
 Rule = Callable[[P.PlanNode], P.PlanNode]
 
 
-def _reads(expr: object) -> set[str] | None:
-    """The variables ``expr`` reads; None (reads anything: never moved) with EXISTS."""
-    return expr_vars(expr)
-
-
 def _uses_bound(expr: object) -> bool:
     if isinstance(expr, ast.Call):
         return expr.op in ("BOUND", "COALESCE", "IF") or any(_uses_bound(a) for a in expr.args)
@@ -32,7 +28,7 @@ def push_filter_below_correlated(node: P.PlanNode) -> P.PlanNode:
     reads only variables of L: those operators output L's rows unchanged."""
     if isinstance(node, P.Filter) and isinstance(node.child, (P.AntiJoin, P.SemiJoin)):
         inner = node.child
-        used = _reads(node.expr)
+        used = expr_vars(node.expr)
         if used is not None and used <= set(inner.left.variables):
             return replace(inner, left=push_filter_below_correlated(P.Filter(inner.left, node.expr)))
     return node
@@ -43,7 +39,7 @@ def push_filter_below_extend(node: P.PlanNode) -> P.PlanNode:
     ?v: rows are dropped before the expression is computed for them."""
     if isinstance(node, P.Filter) and isinstance(node.child, P.Extend):
         extend = node.child
-        used = _reads(node.expr)
+        used = expr_vars(node.expr)
         if used is not None and extend.var not in used and not _uses_bound(node.expr):
             return replace(extend, child=push_filter_below_extend(P.Filter(extend.child, node.expr)))
     return node
@@ -54,7 +50,7 @@ def push_filter_into_join_side(node: P.PlanNode) -> P.PlanNode:
     are all bound by that side; skipped for BOUND/COALESCE/IF, whose value may change
     when a variable becomes bound through the join."""
     if isinstance(node, P.Filter) and isinstance(node.child, P.Join) and not _uses_bound(node.expr):
-        join, used = node.child, _reads(node.expr)
+        join, used = node.child, expr_vars(node.expr)
         if used is None:
             return node
         if used <= set(join.left.variables) and _certain(join.left):
@@ -79,7 +75,7 @@ def push_condition_into_right(node: P.PlanNode) -> P.PlanNode:
         return node
     left_vars = set(node.left.variables)
     parts = conjuncts(node.condition)
-    local = [c for c in parts if (used := _reads(c)) is not None and not used & left_vars]
+    local = [c for c in parts if (used := expr_vars(c)) is not None and not used & left_vars]
     if not local:
         return node
     rest = [c for c in parts if not any(c is kept for kept in local)]
