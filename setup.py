@@ -1,8 +1,50 @@
-"""The package list, which pyproject.toml cannot express: every package found under
-``taxi_rsp/``, plus the ``feeder/`` and ``listener/`` folders installed as
-``taxi_rsp.feeder`` and ``taxi_rsp.listener`` (pyproject's package-dir). Everything
-else about the distribution is in pyproject.toml."""
+"""What pyproject.toml cannot express:
 
-from setuptools import find_packages, setup
+* the package list: every package found under ``taxi_rsp/``, plus the ``feeder/`` and
+  ``listener/`` folders installed as ``taxi_rsp.feeder`` and ``taxi_rsp.listener``
+  (pyproject's package-dir);
+* the engine's hot modules compiled to C by Cython (``taxi_rsp/native.py`` says which
+  and why), with the digest of each compiled source recorded for the stale-build check.
+  A module that fails to compile, or a machine without Cython, leaves the Python source
+  in charge (``optional``); ``tests/test_native.py`` fails in such a development install.
 
-setup(packages=[*find_packages(include=["taxi_rsp", "taxi_rsp.*"]), "taxi_rsp.feeder", "taxi_rsp.listener"])
+Everything else about the distribution is in pyproject.toml.
+"""
+
+import json
+import os
+import runpy
+from pathlib import Path
+
+from setuptools import Extension, find_packages, setup
+
+ROOT = Path(__file__).resolve().parent
+NATIVE = runpy.run_path(str(ROOT / "taxi_rsp" / "native.py"))
+
+
+def native_extensions() -> list[Extension]:
+    """The Cython extensions of NATIVE_MODULES; writes the digest manifest."""
+    try:
+        from Cython.Build import cythonize
+    except ImportError:
+        print("taxi-rsp: Cython is not installed; the engine runs as pure Python")
+        return []
+    sources = {name: NATIVE["source_file"](name) for name in NATIVE["NATIVE_MODULES"]}
+    manifest = {name: NATIVE["digest"](ROOT / path) for name, path in sources.items()}
+    (ROOT / "taxi_rsp" / NATIVE["MANIFEST"]).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    extensions = [Extension(name, [path.as_posix()], optional=True) for name, path in sources.items()]
+    return cythonize(
+        extensions,
+        nthreads=os.cpu_count() or 1,
+        quiet=True,
+        # The sources are plain Python: annotations are documentation, not C types
+        # (Cython would otherwise make `float` a C double); functions stay introspectable.
+        compiler_directives={"language_level": 3, "annotation_typing": False, "binding": True},
+    )
+
+
+setup(
+    packages=[*find_packages(include=["taxi_rsp", "taxi_rsp.*"]), "taxi_rsp.feeder", "taxi_rsp.listener"],
+    ext_modules=native_extensions(),
+    options={"build_ext": {"parallel": os.cpu_count() or 1}},
+)
