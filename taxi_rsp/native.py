@@ -69,6 +69,7 @@ NATIVE_MODULES: tuple[str, ...] = (
     "taxi_rsp.engine.compiled.correlated",
     "taxi_rsp.engine.compiled.group",
     "taxi_rsp.engine.compiled.join",
+    "taxi_rsp.engine.compiled.rows",
     "taxi_rsp.engine.compiled.topk",
     "taxi_rsp.rdf.dictionary",
     "taxi_rsp.rdf.events",

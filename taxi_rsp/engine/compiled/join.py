@@ -4,15 +4,16 @@ The reference :class:`~taxi_rsp.engine.ops.join.JoinOp` must cope with unbound s
 variables (rows from OPTIONAL are compatible with any value there), so it keeps each
 side in a ring index probed with wildcards and checks compatibility per pair. While no
 key holds an unbound value, a join is a plain hash join: each side a ``dict`` from key
-to the rows under it with their multiplicities, the key and the merged row built by
-straight-line generated code (every pair under one key is compatible: the shared
-variables are the key); rows under a key are visited newest first, in the ring index's
+to the rows under it with their multiplicities, the key and the merged row's tail
+projected in C (:func:`~taxi_rsp.engine.compiled.rows.tuple_getter`; every pair under
+one key is compatible: the shared variables are the key); rows under a key are visited newest first, in the ring index's
 order, so results come out in the same order. The first key with an unbound value hands both sides to the
 reference join, which answers from then on.
 """
 
 from __future__ import annotations
 
+from taxi_rsp.engine.compiled.rows import tuple_getter
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.join import JoinOp
 
@@ -30,18 +31,9 @@ class CompiledJoin(Operator):
         self._left: dict[tuple, dict[Row, int]] = {}
         self._right: dict[tuple, dict[Row, int]] = {}
         self.mode = "compiled"
-        lkey = _tuple_source("row", [left.index(v) for v in self.shared])
-        rkey = _tuple_source("row", [right.index(v) for v in self.shared])
-        extra = [i for i, v in enumerate(right) if v not in left]
-        tail = _tuple_source("rrow", extra)
-        self.source = "\n".join([
-            f"def left_key(row): return {lkey}",
-            f"def right_key(row): return {rkey}",
-            f"def merge(lrow, rrow): return lrow + {tail}",
-        ])
-        namespace: dict = {}
-        exec(compile(self.source, "<taxi_rsp compiled join>", "exec"), namespace)  # noqa: S102 - our own source
-        self._left_key, self._right_key, self._merge = (namespace[n] for n in ("left_key", "right_key", "merge"))
+        self._left_key = tuple_getter([left.index(v) for v in self.shared])
+        self._right_key = tuple_getter([right.index(v) for v in self.shared])
+        self._tail = tuple_getter([i for i, v in enumerate(right) if v not in left])  # merged = left + tail(right)
 
     def describe(self) -> str:
         return f"CompiledJoin on {', '.join('?' + v for v in self.shared) or '(cross product)'} ({self.mode})"
@@ -66,8 +58,9 @@ class CompiledJoin(Operator):
     def _push(self, deltas: list[Delta], from_left: bool) -> None:
         """Probe the other side, emit merged rows, then hold the row on its own side."""
         own, other = (self._left, self._right) if from_left else (self._right, self._left)
-        key_of, merge = (self._left_key if from_left else self._right_key), self._merge
+        key_of, tail = (self._left_key if from_left else self._right_key), self._tail
         out: list[Delta] = []
+        append = out.append
         for n, (row, mult) in enumerate(deltas):
             key = key_of(row)
             if None in key:
@@ -77,10 +70,24 @@ class CompiledJoin(Operator):
                 return
             matches = other.get(key)
             if matches:
-                for held, count in reversed(matches.items()):  # newest first, like the ring
-                    merged = merge(row, held) if from_left else merge(held, row)
-                    out.append((merged, mult * count))
-            _add(own, key, row, mult)
+                if from_left:
+                    for held, count in reversed(matches.items()):  # newest first, like the ring
+                        append((row + tail(held), mult * count))
+                else:
+                    extra = tail(row)
+                    for held, count in reversed(matches.items()):
+                        append((held + extra, mult * count))
+            rows = own.get(key)  # hold the row with its multiplicity
+            if rows is None:
+                own[key] = {row: mult}
+                continue
+            count = rows.get(row, 0) + mult
+            if count:
+                rows[row] = count
+            else:
+                del rows[row]
+                if not rows:
+                    del own[key]
         self.emit(out)
 
     def _hand_over(self) -> None:
@@ -93,22 +100,3 @@ class CompiledJoin(Operator):
             side.clear()
         self.mode = "reference"
 
-
-def _add(side: dict[tuple, dict[Row, int]], key: tuple, row: Row, mult: int) -> None:
-    rows = side.get(key)
-    if rows is None:
-        side[key] = {row: mult}
-        return
-    count = rows.get(row, 0) + mult
-    if count:
-        rows[row] = count
-    else:
-        del rows[row]
-        if not rows:
-            del side[key]
-
-
-def _tuple_source(name: str, positions: list[int]) -> str:
-    if not positions:
-        return "()"
-    return "(" + ", ".join(f"{name}[{i}]" for i in positions) + ("," if len(positions) == 1 else "") + ")"
