@@ -28,8 +28,10 @@ class CompiledJoin(Operator):
         self.shared = reference.shared
         self._reference = reference
         reference._sinks = self._sinks
-        self._left: dict[tuple, dict[Row, int]] = {}
-        self._right: dict[tuple, dict[Row, int]] = {}
+        # key -> the rows under it with their multiplicities, or the row itself when it is
+        # the only one and held once (the common case under a GROUP BY: no dict per key)
+        self._left: dict[tuple, Row | dict[Row, int]] = {}
+        self._right: dict[tuple, Row | dict[Row, int]] = {}
         self.mode = "compiled"
         self._left_key = tuple_getter([left.index(v) for v in self.shared])
         self._right_key = tuple_getter([right.index(v) for v in self.shared])
@@ -41,7 +43,8 @@ class CompiledJoin(Operator):
     def state_size(self) -> int:
         if self.mode == "reference":
             return self._reference.state_size()
-        return sum(len(rows) for side in (self._left, self._right) for rows in side.values())
+        return sum(len(held) if type(held) is dict else 1 for side in (self._left, self._right)
+                   for held in side.values())
 
     def push_left(self, deltas: list[Delta]) -> None:
         if self.mode == "reference":
@@ -69,34 +72,48 @@ class CompiledJoin(Operator):
                 (self._reference.push_left if from_left else self._reference.push_right)(deltas[n:])
                 return
             matches = other.get(key)
-            if matches:
-                if from_left:
+            if matches is not None:
+                if type(matches) is not dict:  # one row, held once
+                    append((row + tail(matches), mult) if from_left else (matches + tail(row), mult))
+                elif from_left:
                     for held, count in reversed(matches.items()):  # newest first, like the ring
                         append((row + tail(held), mult * count))
                 else:
                     extra = tail(row)
                     for held, count in reversed(matches.items()):
                         append((held + extra, mult * count))
-            rows = own.get(key)  # hold the row with its multiplicity
-            if rows is None:
-                own[key] = {row: mult}
-                continue
-            count = rows.get(row, 0) + mult
-            if count:
-                rows[row] = count
-            else:
-                del rows[row]
-                if not rows:
+            held = own.get(key)
+            if held is None:
+                own[key] = row if mult == 1 else {row: mult}
+            elif type(held) is not dict:
+                if held != row:
+                    own[key] = {held: 1, row: mult}
+                elif mult == -1:
                     del own[key]
+                else:
+                    own[key] = {row: 1 + mult}
+            else:
+                count = held.get(row, 0) + mult
+                if count:
+                    held[row] = count
+                else:
+                    del held[row]
+                    if not held:
+                        del own[key]
         self.emit(out)
 
     def _hand_over(self) -> None:
         """Load both sides into the reference join's indexes (emitting nothing)."""
         reference = self._reference
         for side, index in ((self._left, reference._left), (self._right, reference._right)):
-            for key, rows in side.items():
-                for row, mult in rows.items():
+            for key, held in side.items():
+                for row, mult in _counted(held):
                     index.add(key, row, mult)
             side.clear()
         self.mode = "reference"
 
+
+def _counted(held: Row | dict[Row, int]) -> list[tuple[Row, int]]:
+    """The (row, multiplicity) pairs under one key: a lone row held once is kept as the
+    row itself (a group's output has one row per key: no dict per key then)."""
+    return list(held.items()) if type(held) is dict else [(held, 1)]
