@@ -37,9 +37,12 @@ def native_extensions() -> list[Extension]:
         extensions,
         nthreads=os.cpu_count() or 1,
         quiet=True,
-        # The sources are plain Python: annotations are documentation, not C types
-        # (Cython would otherwise make `float` a C double); functions stay introspectable.
-        compiler_directives={"language_level": 3, "annotation_typing": False, "binding": True},
+        # The sources are plain Python and must keep Python's semantics: annotations are
+        # documentation, not C types (Cython would make `float` a C double), and no
+        # variable gets an inferred C type (with a C int exponent, `10 ** n` would be a
+        # float); functions stay introspectable.
+        compiler_directives={"language_level": 3, "annotation_typing": False, "infer_types": False,
+                             "binding": True},
     )
 
 

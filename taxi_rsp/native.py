@@ -40,11 +40,12 @@ from pathlib import Path
 PURE_ENV = "TAXI_RSP_PURE_PYTHON"
 MANIFEST = "_native_build.json"
 
-# The modules a run spends its time in (py-spy on Q1/Q2/Mixed), by package. Left out:
-# engine/expr.py (Cython 3.3 emits C that does not compile for its nested closures;
-# its hot parts are generated code anyway) and anything run once per query.
+# The modules a run spends its time in (py-spy on Q1/Q2/Mixed, the ISWC queries over
+# --stream), by package; not those that run once per query. (Cython 3.3 cannot compile
+# a function defined inside a ``case`` block: tests/test_native.py checks none is.)
 NATIVE_MODULES: tuple[str, ...] = (
     "taxi_rsp.engine.engine",
+    "taxi_rsp.engine.expr",
     "taxi_rsp.engine.query",
     "taxi_rsp.engine.policies",
     "taxi_rsp.engine.report",
@@ -73,9 +74,15 @@ NATIVE_MODULES: tuple[str, ...] = (
     "taxi_rsp.engine.compiled.topk",
     "taxi_rsp.rdf.dictionary",
     "taxi_rsp.rdf.events",
+    "taxi_rsp.rdf.terms",
+    "taxi_rsp.rdfstream.triples",
+    "taxi_rsp.rdfstream.graphs",
+    "taxi_rsp.rdfstream.lines",
     "taxi_rsp.session.session",
     "taxi_rsp.runner",
     "taxi_rsp.listener.debs",
+    "taxi_rsp.listener.generic",
+    "taxi_rsp.listener.sparql_json",
 )
 
 # Packages whose folder is not under taxi_rsp/ in the source tree (pyproject's package-dir).
