@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from taxi_rsp import native
 from taxi_rsp.engine.config import EngineConfig
 from taxi_rsp.errors import UserError
 from taxi_rsp.feeder import Feeder
@@ -72,6 +73,7 @@ def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) ->
             for info in session.infos:
                 config.live.attach(info, sinks[info.name], session.listen)
         if config.explain:
+            report(native.describe())
             for info in session.infos:
                 report(session.explain(info.name))
         registration = session.registration_warnings({STREAMS + "trips"})
@@ -96,6 +98,7 @@ def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) ->
         summary["cpu_seconds"] = round(cpu_seconds, 3)
         summary["rss_mib_at_lines"] = watch.rss_at_lines
         summary["peak_rss_mib"] = _peak_rss_mib()
+        summary["engine_modules"] = native.status()
         summary["warnings"] = registration + _warnings(session, watch)
         outputs.commit_summary(summary)
         if config.live is not None:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from taxi_rsp import native
 from taxi_rsp.engine.config import EngineConfig
 from taxi_rsp.errors import UserError
 from taxi_rsp.outputs.atomic import AtomicOutputs
@@ -90,6 +91,7 @@ def run_stream(config: StreamRunConfig, report: Callable[[str], None] = lambda l
         # A DEBS @listener needs the taxi CSV's trigger fields: stream runs write the generic formats.
         session.attach_files(outputs.open, config.result_format, challenge_format=False)
         if config.explain:
+            report(native.describe())
             for info in session.infos:
                 report(session.explain(info.name))
         iri = _stream_iri(session, config.stream_iri)
@@ -98,11 +100,12 @@ def run_stream(config: StreamRunConfig, report: Callable[[str], None] = lambda l
             print(f"taxi-rsp run: warning: {warning}", file=sys.stderr, flush=True)
         outputs.claim(config.force, protect=[config.stream, *config.static])
         stats = StreamStats()
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         dictionary = session.dictionary
         session.run(open_stream(config.stream, fmt, dictionary, dictionary.encode(IRI(iri)), stats))
         outputs.commit()
         exec_seconds = time.perf_counter() - started
+        cpu_seconds = time.process_time() - cpu_started
         summary = {
             "stream": str(config.stream),
             "format": fmt,
@@ -114,7 +117,9 @@ def run_stream(config: StreamRunConfig, report: Callable[[str], None] = lambda l
             **session.sink_figures(),
             "exec_seconds": round(exec_seconds, 6),
             "events_per_second": round(stats.events / exec_seconds, 1) if exec_seconds > 0 else None,
+            "cpu_seconds": round(cpu_seconds, 3),
             "engine_state_rows": session.state_rows(),
+            "engine_modules": native.status(),
             "warnings": warnings,
         }
         outputs.commit_summary(summary)
