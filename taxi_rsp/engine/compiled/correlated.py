@@ -155,7 +155,7 @@ class CompiledCorrelated(Operator):
             rows = left.get(key)
             if rows:
                 holds = self._holds
-                for lrow, entry in list(rows.items()):
+                for lrow, entry in rows.items():  # on_right only appends to out: rows stay as they are
                     if holds is None or holds(lrow, row):
                         before = entry.matches
                         entry.matches += mult
