@@ -18,6 +18,9 @@ The inline id layout and the grid bounds are read from the Python modules at sta
 against :class:`Dictionary` on probes; nothing about them is written down twice.
 """
 
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.mem cimport PyMem_Calloc, PyMem_Free
+from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
 from cpython.unicode cimport PyUnicode_DecodeASCII, PyUnicode_DecodeUTF8
 from libc.stdint cimport INT64_MAX, INT64_MIN, int64_t, uint64_t
 from libc.string cimport memcmp, memcpy
@@ -267,6 +270,91 @@ cdef (int64_t, int64_t) offset_of(object encode):
     return 0, 0
 
 
+# -- field bytes -> codec result ----------------------------------------------------------
+
+cdef struct MemoSlot:
+    uint64_t hash
+    PyObject* key  # the field's bytes (owned); NULL: a free slot
+    PyObject* value  # the codec's result (owned)
+
+
+cdef inline uint64_t hash_bytes(const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    """FNV-1a over 8-byte words, then a final mix (not for adversaries: a collision
+    costs a longer probe, never a wrong answer)."""
+    cdef uint64_t h = 14695981039346656037ULL ^ <uint64_t>n
+    cdef uint64_t word
+    while n >= 8:
+        memcpy(&word, p, 8)
+        h = (h ^ word) * 1099511628211ULL
+        p += 8
+        n -= 8
+    word = 0
+    memcpy(&word, p, n)
+    h = (h ^ word) * 1099511628211ULL
+    h ^= h >> 32
+    h *= 0x9E3779B97F4A7C15ULL
+    return h ^ (h >> 29)
+
+
+cdef class FieldMemo:
+    """A bounded memo of a field's raw bytes -> what a Python codec (``get(text) or
+    miss(text)``) gives for the decoded text; the codec runs only on a miss, so its
+    dictionary encodes happen exactly when the reference's would first happen. Spares
+    building a string and hashing it for the fields whose values repeat (medallions,
+    licences, payment types, trip times and distances). Emptied when full, like the
+    codec caches."""
+
+    cdef MemoSlot* slots
+    cdef Py_ssize_t mask, used, limit
+    cdef object get, miss
+
+    def __cinit__(self, codec, int bits) -> None:
+        self.slots = <MemoSlot*>PyMem_Calloc(1 << bits, sizeof(MemoSlot))
+        if self.slots == NULL:
+            raise MemoryError()
+        self.mask = (1 << bits) - 1
+        self.limit = 1 << (bits - 1)  # at most half full: short probe runs
+        self.used = 0
+        self.get, self.miss = codec.cache.get, codec.miss
+
+    def __dealloc__(self) -> None:
+        if self.slots != NULL:
+            self.clear()
+            PyMem_Free(self.slots)
+
+    cdef void clear(self) noexcept:
+        cdef Py_ssize_t k
+        for k in range(self.mask + 1):
+            if self.slots[k].key != NULL:
+                Py_XDECREF(self.slots[k].key)
+                Py_XDECREF(self.slots[k].value)
+                self.slots[k].key = self.slots[k].value = NULL
+        self.used = 0
+
+    cdef object lookup(self, const unsigned char* p, Py_ssize_t n):
+        cdef uint64_t h = hash_bytes(p, n)
+        cdef Py_ssize_t k = h & self.mask
+        cdef MemoSlot* slot
+        while self.slots[k].key != NULL:
+            slot = &self.slots[k]
+            if (slot.hash == h and PyBytes_GET_SIZE(<object>slot.key) == n
+                    and memcmp(PyBytes_AS_STRING(<object>slot.key), p, n) == 0):
+                return <object>slot.value
+            k = (k + 1) & self.mask
+        text = PyUnicode_DecodeUTF8(<const char*>p, n, "replace")
+        value = self.get(text) or self.miss(text)
+        if self.used >= self.limit:
+            self.clear()
+            k = h & self.mask
+        key = PyBytes_FromStringAndSize(<const char*>p, n)
+        slot = &self.slots[k]
+        Py_INCREF(key)
+        Py_INCREF(value)
+        slot.key, slot.value, slot.hash = <PyObject*>key, <PyObject*>value, h
+        self.used += 1
+        return value
+
+
 # -- the loop -----------------------------------------------------------------------------
 
 cdef class NativeEvents:
@@ -276,7 +364,8 @@ cdef class NativeEvents:
 
     cdef object lines, stats, reject, outliers, layout, trip_class, stream
     cdef object stamp_get, stamp_miss, lon_get, lon_miss, lat_get, lat_miss
-    cdef object text_get, text_miss, money_get, money_miss, secs_get, secs_miss, dist_get, dist_miss
+    cdef object money_get, money_miss
+    cdef FieldMemo strings, secs, dist
     cdef object trip_fn, graph_fn, integer_fn
     cdef int64_t trip_base, graph_base, integer_base
     cdef bint trip_inline, graph_inline, integer_inline
@@ -318,11 +407,11 @@ cdef class NativeEvents:
         self.stamp_get, self.stamp_miss = feeder._stamps.cache.get, feeder._stamps.miss
         self.lon_get, self.lon_miss = feeder._lon.cache.get, feeder._lon.miss
         self.lat_get, self.lat_miss = feeder._lat.cache.get, feeder._lat.miss
-        self.text_get, self.text_miss = feeder._strings.cache.get, feeder._strings.miss
         self.money_get, self.money_miss = feeder._money.cache.get, feeder._money.miss
-        (secs_codec, secs_at, _), (dist_codec, dist_at, _) = feeder._optional
-        self.secs_get, self.secs_miss, self.secs_at = secs_codec.cache.get, secs_codec.miss, secs_at
-        self.dist_get, self.dist_miss, self.dist_at = dist_codec.cache.get, dist_codec.miss, dist_at
+        (secs_codec, self.secs_at, _), (dist_codec, self.dist_at, _) = feeder._optional
+        self.strings = FieldMemo(feeder._strings, 17)  # medallions and licences: tens of thousands
+        self.secs = FieldMemo(secs_codec, 15)
+        self.dist = FieldMemo(dist_codec, 15)
         self.trip_fn, self.graph_fn, self.integer_fn = feeder._trip_id, feeder._graph_id, feeder._integer_id
         self.trip_inline, self.trip_base = offset_of(self.trip_fn)
         self.graph_inline, self.graph_base = offset_of(self.graph_fn)
@@ -466,9 +555,8 @@ cdef class NativeEvents:
             self.money_id[slot] = <int64_t>inline_id(DECIMAL_TAG, payload)
         return 0
 
-    cdef inline object python_field(self, Py_ssize_t i, object get, object miss):
-        text = self.field_text(i)
-        return get(text) or miss(text)
+    cdef inline object memo_field(self, Py_ssize_t i, FieldMemo memo):
+        return memo.lookup(self.buf + self.starts[i], self.ends[i] - self.starts[i])
 
     cdef object line_id(self, bint inline, int64_t base, object encode, int64_t number):
         if inline:
@@ -547,15 +635,15 @@ cdef class NativeEvents:
                 if not mask & 2:
                     self.outliers["q2"] += 1
             # terms are encoded in the reference's order, so table ids come out the same
-            medallion_id = self.python_field(F_MEDALLION, self.text_get, self.text_miss)
-            hack_id = self.python_field(F_HACK, self.text_get, self.text_miss)
-            payment_id = self.python_field(F_PAYMENT, self.text_get, self.text_miss)
+            medallion_id = self.memo_field(F_MEDALLION, self.strings)
+            hack_id = self.memo_field(F_HACK, self.strings)
+            payment_id = self.memo_field(F_PAYMENT, self.strings)
             self.money(0, F_FARE)
             self.money(1, F_TIP)
             if not (self.money_ok[0] and self.money_ok[1]) or self.money_negative[0] or self.money_negative[1]:
                 self.profit_excluded += 1
-            secs = self.python_field(self.secs_at, self.secs_get, self.secs_miss)
-            dist = self.python_field(self.dist_at, self.dist_get, self.dist_miss)
+            secs = self.memo_field(self.secs_at, self.secs)
+            dist = self.memo_field(self.dist_at, self.dist)
             start_id = <int64_t>inline_id(DATETIME_TAG, start)
             end_id = <int64_t>inline_id(DATETIME_TAG, end)
             graph = StarGraph(self.line_id(self.trip_inline, self.trip_base, self.trip_fn, line_no), self.layout, (
