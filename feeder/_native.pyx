@@ -272,6 +272,12 @@ cdef (int64_t, int64_t) offset_of(object encode):
 
 # -- field bytes -> codec result ----------------------------------------------------------
 
+# log2 of the memo table sizes (a memo holds up to half as many entries, then is emptied):
+# medallions and licences run to tens of thousands, trip times and distances to thousands.
+STRING_MEMO_BITS = 17
+NUMBER_MEMO_BITS = 15
+
+
 cdef struct MemoSlot:
     uint64_t hash
     PyObject* key  # the field's bytes (owned); NULL: a free slot
@@ -309,6 +315,8 @@ cdef class FieldMemo:
     cdef object get, miss
 
     def __cinit__(self, codec, int bits) -> None:
+        if not 1 <= bits <= 30:
+            raise ValueError(f"memo size 2**{bits} out of range")
         self.slots = <MemoSlot*>PyMem_Calloc(1 << bits, sizeof(MemoSlot))
         if self.slots == NULL:
             raise MemoryError()
@@ -409,9 +417,9 @@ cdef class NativeEvents:
         self.lat_get, self.lat_miss = feeder._lat.cache.get, feeder._lat.miss
         self.money_get, self.money_miss = feeder._money.cache.get, feeder._money.miss
         (secs_codec, self.secs_at, _), (dist_codec, self.dist_at, _) = feeder._optional
-        self.strings = FieldMemo(feeder._strings, 17)  # medallions and licences: tens of thousands
-        self.secs = FieldMemo(secs_codec, 15)
-        self.dist = FieldMemo(dist_codec, 15)
+        self.strings = FieldMemo(feeder._strings, STRING_MEMO_BITS)
+        self.secs = FieldMemo(secs_codec, NUMBER_MEMO_BITS)
+        self.dist = FieldMemo(dist_codec, NUMBER_MEMO_BITS)
         self.trip_fn, self.graph_fn, self.integer_fn = feeder._trip_id, feeder._graph_id, feeder._integer_id
         self.trip_inline, self.trip_base = offset_of(self.trip_fn)
         self.graph_inline, self.graph_base = offset_of(self.graph_fn)

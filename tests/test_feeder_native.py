@@ -141,6 +141,16 @@ def test_a_slice_fed_as_lines_with_its_global_position(synthetic_50k: Path) -> N
     assert_same(b"".join(lines[first - 1:last]), path=synthetic_50k, first_line=first, latest_dropoff=latest)
 
 
+def test_tiny_native_memos_change_nothing(synthetic_50k: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Memos emptied every other entry give the same events and ids as the reference."""
+    from taxi_rsp.feeder import _native
+
+    head = b"".join(synthetic_50k.read_bytes().splitlines(keepends=True)[:3000])
+    monkeypatch.setattr(_native, "STRING_MEMO_BITS", 2)
+    monkeypatch.setattr(_native, "NUMBER_MEMO_BITS", 1)
+    assert_same(head)
+
+
 # -- hand-picked edges --------------------------------------------------------------------------
 
 _EDGE_NUMBERS = [
