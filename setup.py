@@ -18,8 +18,11 @@ def native_extensions() -> list[Extension]:
         from Cython.Build import cythonize
     except ImportError:  # no Cython: the pure-Python Feeder only
         return []
-    native = Extension("taxi_rsp.feeder._native", ["feeder/_native.pyx"], optional=True)
-    return cythonize([native], language_level=3, quiet=True)
+    extensions = cythonize([Extension("taxi_rsp.feeder._native", ["feeder/_native.pyx"])],
+                           language_level=3, quiet=True)
+    for extension in extensions:  # (cythonize drops the flag when given it)
+        extension.optional = True  # a failed compile warns; the install goes on
+    return extensions
 
 
 setup(
