@@ -151,6 +151,14 @@ def test_tiny_native_memos_change_nothing(synthetic_50k: Path, monkeypatch: pyte
     assert_same(head)
 
 
+def test_line_number_ids_without_the_offset_shortcut(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the dictionary's layout does not give ``id(n) = id(0) + n`` the Feeder keeps the
+    dictionary's own calls; the native loop must then call them too."""
+    monkeypatch.setattr(feeder_reader, "_offset_encoder", lambda encode: (lambda n: encode(n)))
+    events, _, _, _ = assert_same("\n".join([GOOD, line(dropoff_datetime="2013-01-01 00:03:00")]).encode())
+    assert [e[0] for e in events] == [1, 2]
+
+
 # -- hand-picked edges --------------------------------------------------------------------------
 
 _EDGE_NUMBERS = [
