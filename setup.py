@@ -1,26 +1,58 @@
-"""What pyproject.toml cannot express: the package list - every package found under
-``taxi_rsp/``, plus the ``feeder/`` and ``listener/`` folders installed as
-``taxi_rsp.feeder`` and ``taxi_rsp.listener`` (pyproject's package-dir) - and the
-Feeder's native loop, ``taxi_rsp.feeder._native`` (Cython, issue 15 §4).
+"""What pyproject.toml cannot express:
 
-The extension is optional: without Cython (a build without build isolation) or a C
-compiler the install still succeeds and the Feeder runs its pure-Python loop, which is
-the reference anyway; ``tests/test_feeder_native.py`` fails in such a dev install so a
-broken build does not go unnoticed. Everything else about the distribution is in
-pyproject.toml.
+* the package list: every package found under ``taxi_rsp/``, plus the ``feeder/`` and
+  ``listener/`` folders installed as ``taxi_rsp.feeder`` and ``taxi_rsp.listener``
+  (pyproject's package-dir);
+* the engine's hot modules compiled to C by Cython (``taxi_rsp/native.py`` says which
+  and why), with the digest of each compiled source recorded for the stale-build check;
+* the Feeder's per-line loop, ``feeder/_native.pyx`` -> ``taxi_rsp.feeder._native``
+  (Cython with C types, issue 15 §4; the pure-Python ``Feeder._events`` is its reference).
+
+Every extension is optional: a module that fails to compile, or a machine without
+Cython or a C compiler, leaves the Python source in charge; ``tests/test_native.py`` and
+``tests/test_feeder_native.py`` fail in such a development install.
+
+Everything else about the distribution is in pyproject.toml.
 """
+
+import json
+import os
+import runpy
+from pathlib import Path
 
 from setuptools import Extension, find_packages, setup
 
+ROOT = Path(__file__).resolve().parent
+NATIVE = runpy.run_path(str(ROOT / "taxi_rsp" / "native.py"))
+
 
 def native_extensions() -> list[Extension]:
+    """The Cython extensions of NATIVE_MODULES (writes the digest manifest) and the
+    Feeder's native loop."""
     try:
         from Cython.Build import cythonize
-    except ImportError:  # no Cython: the pure-Python Feeder only
+    except ImportError:
+        print("taxi-rsp: Cython is not installed; the engine and the Feeder run as pure Python")
         return []
-    extensions = cythonize([Extension("taxi_rsp.feeder._native", ["feeder/_native.pyx"])],
-                           language_level=3, quiet=True)
-    for extension in extensions:  # (cythonize drops the flag when given it)
+    sources = {name: NATIVE["source_file"](name) for name in NATIVE["NATIVE_MODULES"]}
+    manifest = {name: NATIVE["digest"](ROOT / path) for name, path in sources.items()}
+    (ROOT / "taxi_rsp" / NATIVE["MANIFEST"]).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    extensions = cythonize(
+        [Extension(name, [path.as_posix()]) for name, path in sources.items()],
+        nthreads=os.cpu_count() or 1,
+        quiet=True,
+        # The sources are plain Python and must keep Python's semantics: annotations are
+        # documentation, not C types (Cython would make `float` a C double), and no
+        # variable gets an inferred C type (with a C int exponent, `10 ** n` would be a
+        # float); functions stay introspectable.
+        compiler_directives={"language_level": 3, "annotation_typing": False, "infer_types": False,
+                             "binding": True},
+    )
+    # The Feeder's loop is written for Cython (C types declared in the .pyx, its own
+    # directives in its header): compiled apart from the pure-Python modules above.
+    extensions += cythonize([Extension("taxi_rsp.feeder._native", ["feeder/_native.pyx"])],
+                            compiler_directives={"language_level": 3}, quiet=True)
+    for extension in extensions:  # cythonize drops an Extension's optional flag: set it here
         extension.optional = True  # a failed compile warns; the install goes on
     return extensions
 
@@ -28,4 +60,5 @@ def native_extensions() -> list[Extension]:
 setup(
     packages=[*find_packages(include=["taxi_rsp", "taxi_rsp.*"]), "taxi_rsp.feeder", "taxi_rsp.listener"],
     ext_modules=native_extensions(),
+    options={"build_ext": {"parallel": os.cpu_count() or 1}},
 )

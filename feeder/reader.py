@@ -16,7 +16,6 @@ there), which the Feeder runs instead when it imports: same events, counts and r
 from __future__ import annotations
 
 import csv
-import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -26,6 +25,7 @@ from taxi_rsp.feeder import vocabulary as V
 from taxi_rsp.feeder.codecs import AxisCodec, ExactCodec, MoneyCodec, StringCodec, TimestampCodec
 from taxi_rsp.feeder.records import FeedStats, TripMeta
 from taxi_rsp.errors import UserError
+from taxi_rsp.native import PURE_ENV, pure_python_requested
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.events import GraphEvent, StarGraph, StarLayout
 from taxi_rsp.rdf.namespaces import RDF_TYPE, STREAMS, XSD_DECIMAL, XSD_INTEGER
@@ -40,7 +40,9 @@ _PLON, _PLAT = _F["pickup_longitude"], _F["pickup_latitude"]
 _DLON, _DLAT = _F["dropoff_longitude"], _F["dropoff_latitude"]
 _BOTH_GRIDS = 0b11  # mask bits of AxisCodec: bit 0 = Q1 grid, bit 1 = Q2 grid
 
-PURE_PYTHON_ENV = "TAXI_RSP_PURE_PYTHON"  # set (not "0"): Feeders run the pure-Python loop
+# TAXI_RSP_PURE_PYTHON=1: Feeders run the pure-Python loop (and the engine its source,
+# taxi_rsp/native.py, whose reading of the variable this shares).
+PURE_PYTHON_ENV = PURE_ENV
 
 try:  # the native loop is optional: the install builds it when it can
     from taxi_rsp.feeder._native import NativeEvents
@@ -60,7 +62,7 @@ def _choose_native(native: bool | None) -> bool:
     """``native`` as asked; None: the native loop when it is built, unless the
     environment says ``TAXI_RSP_PURE_PYTHON``."""
     if native is None:
-        return NativeEvents is not None and os.environ.get(PURE_PYTHON_ENV, "") in ("", "0")
+        return NativeEvents is not None and not pure_python_requested()
     if native and NativeEvents is None:
         raise RuntimeError(f"the Feeder's native loop is not available ({NATIVE_ERROR}); "
                            "reinstall with a C compiler: pip install -e .")

@@ -50,7 +50,7 @@ def test_the_native_loop_is_built_and_chosen_by_default(monkeypatch: pytest.Monk
     assert not Feeder(Path("x.csv"), Dictionary(), native=False).native
 
 
-@pytest.mark.parametrize("value, native", [("1", False), ("yes", False), ("0", True), ("", True)])
+@pytest.mark.parametrize("value, native", [("1", False), ("yes", False), ("0", True), ("false", True), ("", True)])
 def test_the_environment_variable_forces_the_pure_loop(monkeypatch: pytest.MonkeyPatch, value: str,
                                                        native: bool) -> None:
     monkeypatch.setenv(PURE_PYTHON_ENV, value)

@@ -661,14 +661,7 @@ def compile_expr(expr: Any, schema: dict[str, int], dictionary: Dictionary) -> C
             index = schema.get(expr.name)
             if index is None:  # never bound in this scope: always an error
                 return lambda row: _raise()
-
-            def variable(row: tuple) -> Any:
-                term_id = row[index]
-                if term_id is None:
-                    raise _ERROR
-                return value_of(term_id)
-
-            return variable
+            return _variable(index, value_of)
         case ast.Const():
             constant = expr.term.value() if isinstance(expr.term, Literal) else expr.term
             return lambda row: constant
@@ -681,6 +674,19 @@ def compile_expr(expr: Any, schema: dict[str, int], dictionary: Dictionary) -> C
         case ast.Call():
             return _compile_call(expr, schema, dictionary)
     raise UnsupportedQueryError(f"unsupported expression: {expr!r}")
+
+
+def _variable(index: int, value_of: Callable[[int], Any]) -> Compiled:
+    """The value of the variable at ``index`` of a row (unbound: an error). Defined
+    here, not inside ``compile_expr``'s ``match``: Cython cannot compile a function
+    definition inside a ``case`` block."""
+    def variable(row: tuple) -> Any:
+        term_id = row[index]
+        if term_id is None:
+            raise _ERROR
+        return value_of(term_id)
+
+    return variable
 
 
 def _compile_call(expr: ast.Call, schema: dict[str, int], dictionary: Dictionary) -> Compiled:

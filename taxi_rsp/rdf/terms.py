@@ -230,8 +230,9 @@ def parse_decimal(text: str) -> Fraction:
     sign = -1 if text.startswith("-") else 1
     body = text.lstrip("+-")
     whole, _, frac = body.partition(".")
-    numerator = int(whole or "0") * 10 ** len(frac) + int(frac or "0")
-    return Fraction(sign * numerator, 10 ** len(frac))
+    places = len(frac)
+    numerator = int(whole or "0") * 10**places + int(frac or "0")
+    return Fraction(sign * numerator, 10**places)
 
 
 def literal_value(lexical: str, datatype: str) -> object:

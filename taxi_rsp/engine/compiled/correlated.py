@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss, type_codes
+from taxi_rsp.engine.compiled.rows import tuple_getter
 from taxi_rsp.engine.index.oneway import Entry
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.minus import AntiJoinOp, SemiJoinOp, _Correlated
@@ -53,12 +54,8 @@ class CompiledCorrelated(Operator):
         self._holds: Callable[[Row, Row], bool] | None = None if condition is None else self._first_pair
         self.mode = "compiled"
         self.source = ""
-        namespace: dict = {}
-        lkey = _tuple_source([left.index(v) for v in self.shared])
-        rkey = _tuple_source([right.index(v) for v in self.shared])
-        exec(compile(f"def left_key(row): return {lkey}\ndef right_key(row): return {rkey}",  # noqa: S102
-                     "<taxi_rsp compiled correlated keys>", "exec"), namespace)
-        self._left_key, self._right_key = namespace["left_key"], namespace["right_key"]
+        self._left_key = tuple_getter([left.index(v) for v in self.shared])
+        self._right_key = tuple_getter([right.index(v) for v in self.shared])
 
     def describe(self) -> str:
         return f"Compiled{self._reference.describe()} ({self.mode})"
@@ -202,8 +199,4 @@ def compile_correlated(reference: _Correlated, left: tuple[str, ...], right: tup
     if not isinstance(reference, (AntiJoinOp, SemiJoinOp)) or not reference.shared:
         return reference
     return CompiledCorrelated(reference, left, right, condition, dictionary)
-
-
-def _tuple_source(positions: list[int]) -> str:
-    return "(" + ", ".join(f"row[{i}]" for i in positions) + ("," if len(positions) == 1 else "") + ")"
 

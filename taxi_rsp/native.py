@@ -1,0 +1,181 @@
+"""The engine's hot modules compiled to C by Cython, and the way back to their source.
+
+After the compiled query plans, a run's time is spread thinly over the operators,
+the driver and the listeners: ~40 functions, none above 9 % (py-spy, issue 15). What
+is left there is CPython's cost per bytecode, so the modules in :data:`NATIVE_MODULES`
+are compiled by Cython in pure-Python mode at install time (``setup.py``): the same
+``.py`` files, no ``.pyx`` and no C types in them, each becoming an extension module
+next to its source. Python's import system prefers an extension module over a source
+file of the same name, so nothing else changes. The query-specific code the planner
+generates at run time (``exec``) stays interpreted.
+
+The Python source stays the reference, and is what runs when
+
+* ``TAXI_RSP_PURE_PYTHON=1`` is set (the tests run both ways and compare outputs), or
+* a source changed since it was compiled: the build records each source's SHA-256 in
+  ``_native_build.json`` next to this file, and a compiled module whose source no
+  longer matches must not run its old code — the source is loaded instead, with one
+  :class:`NativeBuildWarning` naming the modules and how to rebuild.
+
+This module uses the standard library only: ``setup.py`` loads it by path, before the
+package is built.
+
+>>> "taxi_rsp.engine.query" in NATIVE_MODULES, source_file("taxi_rsp.listener.debs").as_posix()
+(True, 'listener/debs.py')
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import json
+import os
+import sys
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+
+PURE_ENV = "TAXI_RSP_PURE_PYTHON"
+MANIFEST = "_native_build.json"
+
+# The modules a run spends its time in (py-spy on Q1/Q2/Mixed, the ISWC queries over
+# --stream), by package; not those that run once per query. (Cython 3.3 cannot compile
+# a function defined inside a ``case`` block: tests/test_native.py checks none is.)
+NATIVE_MODULES: tuple[str, ...] = (
+    "taxi_rsp.engine.engine",
+    "taxi_rsp.engine.expr",
+    "taxi_rsp.engine.query",
+    "taxi_rsp.engine.policies",
+    "taxi_rsp.engine.report",
+    "taxi_rsp.engine.pipeline",
+    "taxi_rsp.engine.routing",
+    "taxi_rsp.engine.graphs",
+    "taxi_rsp.engine.ops.base",
+    "taxi_rsp.engine.ops.window",
+    "taxi_rsp.engine.ops.window_kinds",
+    "taxi_rsp.engine.ops.match",
+    "taxi_rsp.engine.ops.stateless",
+    "taxi_rsp.engine.ops.group",
+    "taxi_rsp.engine.ops.aggregates",
+    "taxi_rsp.engine.ops.join",
+    "taxi_rsp.engine.ops.mjoin",
+    "taxi_rsp.engine.ops.minus",
+    "taxi_rsp.engine.ops.topk",
+    "taxi_rsp.engine.ops.tma",
+    "taxi_rsp.engine.index.oneway",
+    "taxi_rsp.engine.index.ring",
+    "taxi_rsp.engine.compiled.aggregate",
+    "taxi_rsp.engine.compiled.correlated",
+    "taxi_rsp.engine.compiled.group",
+    "taxi_rsp.engine.compiled.join",
+    "taxi_rsp.engine.compiled.rows",
+    "taxi_rsp.engine.compiled.topk",
+    "taxi_rsp.rdf.dictionary",
+    "taxi_rsp.rdf.events",
+    "taxi_rsp.rdf.terms",
+    "taxi_rsp.rdfstream.triples",
+    "taxi_rsp.rdfstream.graphs",
+    "taxi_rsp.rdfstream.lines",
+    "taxi_rsp.session.session",
+    "taxi_rsp.runner",
+    "taxi_rsp.listener.debs",
+    "taxi_rsp.listener.generic",
+    "taxi_rsp.listener.sparql_json",
+)
+
+# Packages whose folder is not under taxi_rsp/ in the source tree (pyproject's package-dir).
+_PACKAGE_DIRS = {"taxi_rsp.feeder": "feeder", "taxi_rsp.listener": "listener"}
+
+
+class NativeBuildWarning(RuntimeWarning):
+    """Compiled modules are stale or missing: the run uses their Python source."""
+
+
+def source_file(module: str) -> Path:
+    """The source of ``module`` relative to the project root (as laid out in git)."""
+    parts = module.split(".")
+    for prefix, folder in _PACKAGE_DIRS.items():
+        depth = prefix.count(".") + 1
+        if parts[:depth] == prefix.split("."):
+            return Path(folder, *parts[depth:-1], parts[-1] + ".py")
+    return Path(*parts[:-1], parts[-1] + ".py")
+
+
+def digest(path: Path | str) -> str:
+    """SHA-256 of a source file's bytes."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def pure_python_requested(environ: dict[str, str] | os._Environ[str] = os.environ) -> bool:
+    """True when ``TAXI_RSP_PURE_PYTHON`` asks for the Python source everywhere."""
+    return environ.get(PURE_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
+class SourceFinder(importlib.abc.MetaPathFinder):
+    """Loads a native module from its ``.py`` when asked to, or when the build's digest
+    of that source no longer matches the file; otherwise defers to the normal finders
+    (which pick the compiled module)."""
+
+    def __init__(self, built: dict[str, str], pure: bool) -> None:
+        """``built``: module -> digest of the source it was compiled from."""
+        self.built = built
+        self.pure = pure
+        self.stale: list[str] = []
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None, target: object = None
+                  ) -> importlib.machinery.ModuleSpec | None:
+        if fullname not in self.built or path is None:
+            return None
+        leaf = fullname.rpartition(".")[2]
+        for entry in path:
+            source = os.path.join(entry, leaf + ".py")
+            if not os.path.isfile(source):
+                continue
+            if not self.pure:
+                if digest(source) == self.built[fullname]:
+                    return None  # up to date: the extension module is found as usual
+                self._warn_stale(fullname)
+            return importlib.util.spec_from_file_location(fullname, source)
+        return None
+
+    def _warn_stale(self, module: str) -> None:
+        self.stale.append(module)
+        warnings.warn(
+            f"{module} changed since it was compiled; running its Python source (slower). "
+            "Rebuild the compiled modules with: pip install -e .  "
+            f"(or set {PURE_ENV}=1 to run every module as Python)",
+            NativeBuildWarning, stacklevel=2)
+
+
+def read_manifest(folder: Path) -> dict[str, str]:
+    """The build's module -> source digest record in ``folder`` (empty if none)."""
+    try:
+        recorded = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in recorded.items()} if isinstance(recorded, dict) else {}
+
+
+def install() -> SourceFinder | None:
+    """Put a :class:`SourceFinder` first on ``sys.meta_path`` (once per process) when
+    there is a native build to guard or step around; returns it."""
+    for finder in sys.meta_path:
+        if isinstance(finder, SourceFinder):
+            return finder
+    built = read_manifest(Path(__file__).parent)
+    pure = pure_python_requested()
+    if pure:
+        built = dict.fromkeys(NATIVE_MODULES, "") | built
+    if not built:
+        return None
+    finder = SourceFinder(built, pure)
+    sys.meta_path.insert(0, finder)
+    return finder
+
+
+def compiled_modules() -> dict[str, bool]:
+    """For each native module already imported: whether it runs compiled."""
+    return {name: not str(getattr(sys.modules[name], "__file__", "")).endswith(".py")
+            for name in NATIVE_MODULES if name in sys.modules}
