@@ -4,9 +4,13 @@
   ``listener/`` folders installed as ``taxi_rsp.feeder`` and ``taxi_rsp.listener``
   (pyproject's package-dir);
 * the engine's hot modules compiled to C by Cython (``taxi_rsp/native.py`` says which
-  and why), with the digest of each compiled source recorded for the stale-build check.
-  A module that fails to compile, or a machine without Cython, leaves the Python source
-  in charge (``optional``); ``tests/test_native.py`` fails in such a development install.
+  and why), with the digest of each compiled source recorded for the stale-build check;
+* the Feeder's per-line loop, ``feeder/_native.pyx`` -> ``taxi_rsp.feeder._native``
+  (Cython with C types, issue 15 §4; the pure-Python ``Feeder._events`` is its reference).
+
+Every extension is optional: a module that fails to compile, or a machine without
+Cython or a C compiler, leaves the Python source in charge; ``tests/test_native.py`` and
+``tests/test_feeder_native.py`` fail in such a development install.
 
 Everything else about the distribution is in pyproject.toml.
 """
@@ -23,18 +27,18 @@ NATIVE = runpy.run_path(str(ROOT / "taxi_rsp" / "native.py"))
 
 
 def native_extensions() -> list[Extension]:
-    """The Cython extensions of NATIVE_MODULES; writes the digest manifest."""
+    """The Cython extensions of NATIVE_MODULES (writes the digest manifest) and the
+    Feeder's native loop."""
     try:
         from Cython.Build import cythonize
     except ImportError:
-        print("taxi-rsp: Cython is not installed; the engine runs as pure Python")
+        print("taxi-rsp: Cython is not installed; the engine and the Feeder run as pure Python")
         return []
     sources = {name: NATIVE["source_file"](name) for name in NATIVE["NATIVE_MODULES"]}
     manifest = {name: NATIVE["digest"](ROOT / path) for name, path in sources.items()}
     (ROOT / "taxi_rsp" / NATIVE["MANIFEST"]).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
-    extensions = [Extension(name, [path.as_posix()], optional=True) for name, path in sources.items()]
-    return cythonize(
-        extensions,
+    extensions = cythonize(
+        [Extension(name, [path.as_posix()]) for name, path in sources.items()],
         nthreads=os.cpu_count() or 1,
         quiet=True,
         # The sources are plain Python and must keep Python's semantics: annotations are
@@ -44,6 +48,13 @@ def native_extensions() -> list[Extension]:
         compiler_directives={"language_level": 3, "annotation_typing": False, "infer_types": False,
                              "binding": True},
     )
+    # The Feeder's loop is written for Cython (C types declared in the .pyx, its own
+    # directives in its header): compiled apart from the pure-Python modules above.
+    extensions += cythonize([Extension("taxi_rsp.feeder._native", ["feeder/_native.pyx"])],
+                            compiler_directives={"language_level": 3}, quiet=True)
+    for extension in extensions:  # cythonize drops an Extension's optional flag: set it here
+        extension.optional = True  # a failed compile warns; the install goes on
+    return extensions
 
 
 setup(

@@ -6,7 +6,11 @@ file with its line number and reason and is otherwise ignored (SPEC §1.1).
 
 The loop below runs once per input line (2 M times on the 20-day file), so it is
 written for speed: fields go through memoising codecs (:mod:`taxi_rsp.feeder.codecs`) and the
-common case is a couple of dict lookups per field.
+common case is a couple of dict lookups per field. It is also the reference for the native
+loop, :mod:`taxi_rsp.feeder._native` (Cython, built by the install when a C compiler is
+there), which the Feeder runs instead when it imports: same events, counts and rejects
+(tests/test_feeder_native.py). ``Feeder(..., native=False)`` or the environment variable
+``TAXI_RSP_PURE_PYTHON=1`` keeps the pure-Python loop.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from taxi_rsp.feeder import vocabulary as V
 from taxi_rsp.feeder.codecs import AxisCodec, ExactCodec, MoneyCodec, StringCodec, TimestampCodec
 from taxi_rsp.feeder.records import FeedStats, TripMeta
 from taxi_rsp.errors import UserError
+from taxi_rsp.native import PURE_ENV, pure_python_requested
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.events import GraphEvent, StarGraph, StarLayout
 from taxi_rsp.rdf.namespaces import RDF_TYPE, STREAMS, XSD_DECIMAL, XSD_INTEGER
@@ -34,6 +39,34 @@ _PICKUP, _DROPOFF = _F["pickup_datetime"], _F["dropoff_datetime"]
 _PLON, _PLAT = _F["pickup_longitude"], _F["pickup_latitude"]
 _DLON, _DLAT = _F["dropoff_longitude"], _F["dropoff_latitude"]
 _BOTH_GRIDS = 0b11  # mask bits of AxisCodec: bit 0 = Q1 grid, bit 1 = Q2 grid
+
+# TAXI_RSP_PURE_PYTHON=1: Feeders run the pure-Python loop (and the engine its source,
+# taxi_rsp/native.py, whose reading of the variable this shares).
+PURE_PYTHON_ENV = PURE_ENV
+
+try:  # the native loop is optional: the install builds it when it can
+    from taxi_rsp.feeder._native import NativeEvents
+except ImportError as exc:
+    NativeEvents = None
+    NATIVE_ERROR: str | None = str(exc)
+else:
+    NATIVE_ERROR = None
+
+
+def native_available() -> bool:
+    """Whether the native loop (``taxi_rsp.feeder._native``) is built and imports."""
+    return NativeEvents is not None
+
+
+def _choose_native(native: bool | None) -> bool:
+    """``native`` as asked; None: the native loop when it is built, unless the
+    environment says ``TAXI_RSP_PURE_PYTHON``."""
+    if native is None:
+        return NativeEvents is not None and not pure_python_requested()
+    if native and NativeEvents is None:
+        raise RuntimeError(f"the Feeder's native loop is not available ({NATIVE_ERROR}); "
+                           "reinstall with a C compiler: pip install -e .")
+    return native
 
 
 class Feeder:
@@ -51,11 +84,16 @@ class Feeder:
         first_line: int = 1,
         latest_dropoff: int | None = None,
         lines: Iterable[bytes] | None = None,
+        native: bool | None = None,
     ) -> None:
         """``first_line``, ``latest_dropoff`` and ``lines`` feed a slice of a larger file
         exactly as a sequential pass would see it (time-partitioned runs, taxi_rsp.scaleout):
         the slice's raw lines (instead of reading ``path``), the global number of its first
-        line (= seq) and the latest accepted drop-off in ms before it (out-of-order check)."""
+        line (= seq) and the latest accepted drop-off in ms before it (out-of-order check).
+        ``native``: True runs the native loop (an error if it is not built), False the
+        pure-Python one, None (default) the native one when built unless
+        ``TAXI_RSP_PURE_PYTHON`` is set; ``self.native`` says which runs."""
+        self.native = _choose_native(native)
         self.path = Path(path)
         self.dictionary = dictionary
         self.stats = FeedStats()
@@ -110,15 +148,27 @@ class Feeder:
         return self._read()
 
     def _read(self) -> Iterator[GraphEvent]:
+        events = self._native_events if self.native else self._events
         if self._lines is not None:
-            yield from self._events(self._lines)
+            yield from events(self._lines)
             return
         try:
             handle = self.path.open("rb")
         except OSError as exc:
             raise UserError(f"cannot read input {self.path}: {exc.strerror}") from None
         with handle:
-            yield from self._events(handle)
+            yield from events(handle)
+
+    def _star_layout(self) -> StarLayout:
+        """The predicates of a trip's star graph, in the order of its objects tuple."""
+        (medallion_p, hack_p, payment_p, pickup_p, dropoff_p, plon_p, plat_p, dlon_p, dlat_p,
+         seq_p, fare_p, tip_p, secs_p, dist_p) = self._p
+        return StarLayout((self._type[0], medallion_p, hack_p, pickup_p, dropoff_p, plon_p, plat_p, dlon_p,
+                           dlat_p, payment_p, seq_p, fare_p, tip_p, secs_p, dist_p))
+
+    def _native_events(self, handle: Iterable[bytes]) -> Iterator[GraphEvent]:
+        """The native twin of :meth:`_events` (same events, counts and rejects)."""
+        return NativeEvents(self, handle, self._star_layout())
 
     def _events(self, handle) -> Iterator[GraphEvent]:  # noqa: C901, PLR0915 - one flat hot loop
         # Everything the loop touches is bound to a local first: attribute and global
@@ -135,11 +185,8 @@ class Feeder:
         (secs_codec, secs_at, _), (dist_codec, dist_at, _) = self._optional
         secs_get, secs_miss = secs_codec.cache.get, secs_codec.miss
         dist_get, dist_miss = dist_codec.cache.get, dist_codec.miss
-        (medallion_p, hack_p, payment_p, pickup_p, dropoff_p, plon_p, plat_p, dlon_p, dlat_p,
-         seq_p, fare_p, tip_p, secs_p, dist_p) = self._p
-        type_p, trip_class = self._type
-        layout = StarLayout((type_p, medallion_p, hack_p, pickup_p, dropoff_p, plon_p, plat_p, dlon_p, dlat_p,
-                             payment_p, seq_p, fare_p, tip_p, secs_p, dist_p))
+        trip_class = self._type[1]
+        layout = self._star_layout()
         trip_id, graph_id, integer_id = self._trip_id, self._graph_id, self._integer_id
         stream = self.stream
         latest = self._latest_start  # the latest accepted drop-off, in ms

@@ -21,6 +21,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from feeder_loops import feeder_loop  # noqa: F401  (autouse: each test on both Feeder loops)
+
 from taxi_rsp.feeder import Feeder, FeedStats, TripMeta, codecs
 from taxi_rsp.errors import UserError
 from taxi_rsp.rdf.dictionary import Dictionary

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from feeder_loops import feeder_loop  # noqa: F401  (autouse: each test on both Feeder loops)
+
 from taxi_rsp.feeder import Feeder
 from taxi_rsp.feeder.validate import timestamp_valid, to_scaled
 from taxi_rsp.rdf.dictionary import Dictionary
