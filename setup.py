@@ -36,6 +36,7 @@ def native_extensions() -> list[Extension]:
         return []
     sources = {name: NATIVE["source_file"](name) for name in NATIVE["NATIVE_MODULES"]}
     manifest = {name: NATIVE["digest"](ROOT / path) for name, path in sources.items()}
+    manifest |= {name: NATIVE["digest"](ROOT / path) for name, path in NATIVE["PYX_MODULES"].items()}
     (ROOT / "taxi_rsp" / NATIVE["MANIFEST"]).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     extensions = cythonize(
         [Extension(name, [path.as_posix()]) for name, path in sources.items()],

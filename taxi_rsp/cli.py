@@ -26,7 +26,9 @@ ENVIRONMENT = """environment variables:
   JAVA_HOME              Java 17 for Spark (default: the `java` on PATH)
   TAXI_RSP_SPARK_MEMORY  Spark driver memory of local runs (default 2g)
   TAXI_RSP_VM_ACCEL      `auto` VM accelerator: tcg (default) or kvm
-  SOURCE_DATE_EPOCH      timestamp of a reproducible `vm build`"""
+  SOURCE_DATE_EPOCH      timestamp of a reproducible `vm build`
+  TAXI_RSP_PURE_PYTHON   1: run the engine's modules and the Feeder's loop as Python,
+                         not their compiled forms (same outputs; for comparisons)"""
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -85,6 +85,10 @@ NATIVE_MODULES: tuple[str, ...] = (
     "taxi_rsp.listener.sparql_json",
 )
 
+# Extensions written for Cython (C types in a .pyx), with their source: the build records
+# their digest too, and a stale one is not imported (its Python caller falls back).
+PYX_MODULES: dict[str, str] = {"taxi_rsp.feeder._native": "feeder/_native.pyx"}
+
 # Packages whose folder is not under taxi_rsp/ in the source tree (pyproject's package-dir).
 _PACKAGE_DIRS = {"taxi_rsp.feeder": "feeder", "taxi_rsp.listener": "listener"}
 
@@ -129,6 +133,8 @@ class SourceFinder(importlib.abc.MetaPathFinder):
         if fullname not in self.built or path is None:
             return None
         leaf = fullname.rpartition(".")[2]
+        if fullname in PYX_MODULES:
+            return self._pyx_spec(fullname, leaf, path)
         for entry in path:
             source = os.path.join(entry, leaf + ".py")
             if not os.path.isfile(source):
@@ -140,10 +146,21 @@ class SourceFinder(importlib.abc.MetaPathFinder):
             return importlib.util.spec_from_file_location(fullname, source)
         return None
 
-    def _warn_stale(self, module: str) -> None:
+    def _pyx_spec(self, fullname: str, leaf: str, path: Sequence[str]) -> None:
+        """A .pyx module has no Python source to fall back to: when its .pyx changed since
+        the build, importing it fails (ImportError), and its caller runs its pure-Python
+        twin (e.g. the Feeder's ``_events``); else the usual finders load it."""
+        for entry in path:
+            source = os.path.join(entry, leaf + ".pyx")
+            if os.path.isfile(source) and digest(source) != self.built[fullname]:
+                self._warn_stale(fullname, "its caller runs its pure-Python twin")
+                raise ImportError(f"{fullname} is older than {source}", name=fullname)
+        return None
+
+    def _warn_stale(self, module: str, fallback: str = "running its Python source") -> None:
         self.stale.append(module)
         warnings.warn(
-            f"{module} changed since it was compiled; running its Python source (slower). "
+            f"{module} changed since it was compiled; {fallback} (slower). "
             "Rebuild the compiled modules with: pip install -e .  "
             f"(or set {PURE_ENV}=1 to run every module as Python)",
             NativeBuildWarning, stacklevel=2)
@@ -166,8 +183,8 @@ def install() -> SourceFinder | None:
             return finder
     built = read_manifest(Path(__file__).parent)
     pure = pure_python_requested()
-    if pure:
-        built = dict.fromkeys(NATIVE_MODULES, "") | built
+    if pure:  # (a .pyx module's own caller decides whether to use it: see the Feeder)
+        built = dict.fromkeys(NATIVE_MODULES, "") | {k: v for k, v in built.items() if k not in PYX_MODULES}
     if not built:
         return None
     finder = SourceFinder(built, pure)

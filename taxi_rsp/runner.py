@@ -98,7 +98,7 @@ def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) ->
         summary["cpu_seconds"] = round(cpu_seconds, 3)
         summary["rss_mib_at_lines"] = watch.rss_at_lines
         summary["peak_rss_mib"] = _peak_rss_mib()
-        summary["engine_modules"] = native.status()
+        summary["engine_modules"] = {**native.status(), "feeder_native_loop": feeder.native}
         summary["warnings"] = registration + _warnings(session, watch)
         outputs.commit_summary(summary)
         if config.live is not None:

@@ -157,7 +157,8 @@ def test_every_native_module_has_a_source_and_a_build_record() -> None:
     recorded = native.read_manifest(ROOT / "taxi_rsp")
     for module in native.NATIVE_MODULES:
         assert (ROOT / native.source_file(module)).is_file(), module
-    assert set(recorded) == set(native.NATIVE_MODULES), "re-run pip install -e . after changing NATIVE_MODULES"
+    assert set(recorded) == {*native.NATIVE_MODULES, *native.PYX_MODULES}, \
+        "re-run pip install -e . after changing NATIVE_MODULES"
 
 
 def _native_trees() -> list[tuple[str, ast.Module]]:
@@ -185,3 +186,30 @@ def test_no_native_module_raises_to_a_power_computed_by_a_call() -> None:
              if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow)
              and any(isinstance(n, ast.Call) for n in ast.walk(node))]
     assert not found
+
+
+def test_a_pyx_module_changed_since_the_build_is_not_imported(tmp_path: Path) -> None:
+    # The Feeder imports taxi_rsp.feeder._native inside try/except ImportError and runs its
+    # pure-Python loop when the import fails: a stale .so must not run instead.
+    folder = tmp_path / "feeder"
+    folder.mkdir()
+    (folder / "_native.pyx").write_text("# built from this\n")
+    name = "taxi_rsp.feeder._native"
+    finder = native.SourceFinder({name: native.digest(folder / "_native.pyx")}, pure=False)
+    assert finder.find_spec(name, [str(folder)]) is None  # up to date: the .so loads as usual
+    (folder / "_native.pyx").write_text("# edited\n")
+    with warnings.catch_warnings(record=True) as caught, pytest.raises(ImportError):
+        warnings.simplefilter("always")
+        finder.find_spec(name, [str(folder)])
+    assert [w.category for w in caught] == [native.NativeBuildWarning]
+
+
+def test_a_run_records_which_modules_and_feeder_loop_ran(tmp_path: Path) -> None:
+    for pure in (False, True):
+        out = tmp_path / f"pure{pure}"
+        env = dict(os.environ, **{native.PURE_ENV: "1" if pure else "0"})
+        subprocess.run([sys.executable, "-m", "taxi_rsp", "run", str(SAMPLE), "--out", str(out), "--query", "q1",
+                        "--no-progress"], check=True, env=env, capture_output=True)
+        modules = json.loads((out / "summary.json").read_text())["engine_modules"]
+        assert modules["pure_python_requested"] is pure and modules["feeder_native_loop"] is (not pure)
+        assert (modules["compiled"] == 0) if pure else (modules["compiled"] > 20 and modules["python_source"] == [])
