@@ -23,24 +23,14 @@ from hypothesis import strategies as st
 
 from feeder_loops import feeder_loop  # noqa: F401  (autouse: each test on both Feeder loops)
 
+from taxi_lines import GOOD, line
+
 from taxi_rsp.feeder import Feeder, FeedStats, TripMeta, codecs
 from taxi_rsp.errors import UserError
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.namespaces import RDF_TYPE, STREAMS, TAXI
 from taxi_rsp.rdf.terms import IRI, DateTime
-from taxi_rsp.spec import FIELDS, Q1_GRID, Q2_GRID, REJECT_REASONS
-
-GOOD = ("07290D3599E7A0D62097A346EFCC1FB5,E7750A37CAB07D0DFF0AF7E3573AC141,2013-01-01 00:00:00,"
-        "2013-01-01 00:02:00,120,0.44,-73.956528,40.716976,-73.962440,40.715008,CSH,3.50,0.50,0.50,0.00,0.00,4.50")
-
-
-def line(**changes: str) -> str:
-    """GOOD with some fields replaced, by SPEC field name."""
-    fields = GOOD.split(",")
-    for name, value in changes.items():
-        fields[FIELDS.index(name)] = value
-    return ",".join(fields)
-
+from taxi_rsp.spec import Q1_GRID, Q2_GRID, REJECT_REASONS
 
 def feed(tmp_path: Path, data: bytes, **kwargs: object) -> tuple[list, list[list[str]], Feeder]:
     """Feed ``data`` from a real file; return events, reject rows (header checked), Feeder."""

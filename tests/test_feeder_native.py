@@ -21,26 +21,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from taxi_lines import GOOD, line
+
 from taxi_rsp.feeder import Feeder, TripMeta
 from taxi_rsp.feeder import reader as feeder_reader
 from taxi_rsp.feeder.reader import PURE_PYTHON_ENV
-from taxi_rsp.rdf.dictionary import PAYLOAD_MAX, PAYLOAD_MIN, Dictionary
+from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.events import GraphEvent, StarGraph
-from taxi_rsp.spec import FIELDS
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = sorted((ROOT / "taxi_rsp" / "samples" / "debs2015").glob("*.csv"))
-GOOD = ("07290D3599E7A0D62097A346EFCC1FB5,E7750A37CAB07D0DFF0AF7E3573AC141,2013-01-01 00:00:00,"
-        "2013-01-01 00:02:00,120,0.44,-73.956528,40.716976,-73.962440,40.715008,CSH,3.50,0.50,0.50,0.00,0.00,4.50")
-
-
-def line(**changes: str) -> str:
-    fields = GOOD.split(",")
-    for name, value in changes.items():
-        fields[FIELDS.index(name)] = value
-    return ",".join(fields)
-
-
 def test_the_native_loop_is_built_and_chosen_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
     assert feeder_reader.native_available(), (
         f"taxi_rsp.feeder._native did not import ({feeder_reader.NATIVE_ERROR}); "

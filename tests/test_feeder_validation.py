@@ -11,25 +11,14 @@ import pytest
 
 from feeder_loops import feeder_loop  # noqa: F401  (autouse: each test on both Feeder loops)
 
+from taxi_lines import GOOD, line
+
 from taxi_rsp.feeder import Feeder
 from taxi_rsp.feeder.validate import timestamp_valid, to_scaled
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.namespaces import TAXI
 from taxi_rsp.rdf.terms import IRI
 from taxi_rsp.spec import Q1_GRID, Q2_GRID
-
-GOOD = ("07290D3599E7A0D62097A346EFCC1FB5,E7750A37CAB07D0DFF0AF7E3573AC141,2013-01-01 00:00:00,"
-        "2013-01-01 00:02:00,120,0.44,-73.956528,40.716976,-73.962440,40.715008,CSH,3.50,0.50,0.50,0.00,0.00,4.50")
-
-
-def line(**changes: str) -> str:
-    from taxi_rsp.spec import FIELDS
-
-    fields = GOOD.split(",")
-    for name, value in changes.items():
-        fields[FIELDS.index(name)] = value
-    return ",".join(fields)
-
 
 def feed(tmp_path: Path, data: bytes) -> tuple[list, list[list[str]], Feeder]:
     path = tmp_path / "in.csv"
