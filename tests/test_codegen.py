@@ -95,8 +95,54 @@ def test_fast_chunk_equals_generic(e1, e2, e3, rows) -> None:
     generic = _generic_chain(d, steps)
     id_rows = [_ids(d, r) for r in rows]
     chunk = compile_chunk(d, SCHEMA, steps, generic, id_rows[0])
-    for row in id_rows:
+    for row in id_rows + id_rows:  # twice: remembered values (CONCAT) are read back
         assert chunk(row) == generic(row)
+
+
+def test_concat_of_converted_numbers_is_remembered_per_input_values() -> None:
+    """CONCAT(STR(?a), ".", STR(?b)) is computed once per (a, b) and read back after:
+    the same ids as the generic closures, first and second time, and the memo stays
+    bounded (emptied when full)."""
+    from taxi_rsp.engine import codegen
+
+    d = Dictionary()
+    cell = ast.Call("CONCAT", (ast.Call("STR", (ast.Var("a"),)), ast.Const(Literal(".")),
+                               ast.Call("STR", (ast.Var("b"),))))
+    steps = [P.Extend(P.Unit(), "cell", cell)]
+    generic = _generic_chain(d, steps)
+    rows = [_ids(d, [x, y, 0, 0]) for x in range(1, 40) for y in (1, 600, -3)]
+    chunk = compile_chunk(d, SCHEMA, steps, generic, rows[0])
+    assert chunk is not generic and "_remember(" in chunk.source
+    for row in rows + rows[::-1]:
+        assert chunk(row) == generic(row)
+    assert d.value(chunk(_ids(d, [12, 600, 0, 0]))[4]) == "12.600"
+    memo = next(v for k, v in chunk.__globals__.items() if k.startswith("K") and isinstance(v, dict))
+    assert len(memo) == len(rows)
+    limit, codegen._STRING_CACHE_LIMIT = codegen._STRING_CACHE_LIMIT, 10
+    try:
+        for row in [_ids(d, [x, 7, 0, 0]) for x in range(100, 140)]:  # not remembered yet
+            assert chunk(row) == generic(row)
+        assert len(memo) <= 10
+    finally:
+        codegen._STRING_CACHE_LIMIT = limit
+
+
+def test_a_constant_divisor_cancels_the_scale_factors() -> None:
+    """FLOOR(?a / 0.002993) with ?a a 9-place decimal is A * 10^6 // (2993 * 10^9)
+    in scaled integers; the common 10^6 is cancelled at compile time (A // 2993000),
+    which is the same floor for every sign - including a negative divisor."""
+    d = Dictionary()
+    for divisor, text in (("0.002993", "// (2993000)"), ("-0.5", "// (-500000000)"), ("4", "// (4000000000)")):
+        quotient = ast.Call("FLOOR", (ast.Call("/", (ast.Var("a"), ast.Const(Literal(divisor, XSD_DECIMAL)))),))
+        steps = [P.Extend(P.Unit(), "q", quotient)]
+        generic = _generic_chain(d, steps)
+        sample = _ids(d, [Fraction(-73956528, 10**6), 1, 2, 3])
+        chunk = compile_chunk(d, SCHEMA, steps, generic, sample)
+        assert text in chunk.source and "(v1 * 1000000)" not in chunk.source
+        for value in (Fraction(-73956528, 10**6), Fraction(2993, 10**6), Fraction(-2993, 10**6),
+                      Fraction(2992999999, 10**12 // 1000), Fraction(0), Fraction(1, 10**9), Fraction(-1, 10**9)):
+            row = _ids(d, [value, 1, 2, 3])
+            assert chunk(row) == generic(row), (divisor, value)
 
 
 def test_q1_cell_chain_is_compiled_and_exact() -> None:

@@ -231,3 +231,41 @@ def test_a_hand_over_in_the_middle_of_a_batch_passes_the_rest_of_the_batch_on() 
         results.append(sorted((tuple(d.value(x) if x is not None else None for x in row), m) for row, m in seen))
     assert results[0] == results[1]
     assert (("c", 7), 1) in results[0] and (("b", 7), 1) in results[0]
+
+
+TOPK_QUERIES = [
+    # many groups, few reported: most keys wait outside the sorted head
+    """SELECT ?g (COUNT(*) AS ?n) (MAX(?s) AS ?f) WHERE {
+         STREAM <%sstream> [RANGE 5m] { ?e ex:k ?k ; ex:seq ?s }
+         BIND(?s - 7 * FLOOR(?s / 7) AS ?g)
+       } GROUP BY ?g ORDER BY DESC(?n) DESC(?f) LIMIT 2""",
+    JOIN_QUERIES[0],  # the Q2 shape: a ratio key over a join of two groups
+    """SELECT ?k (SUM(?v) AS ?t) (MIN(?w) AS ?lo) WHERE { STREAM <%sstream> [RANGE 5m] { ?e ex:k ?k ; ex:v ?v ; ex:w ?w } }
+       GROUP BY ?k ORDER BY ASC(?t) DESC(?lo) ?k LIMIT 2""",
+    """SELECT ?s ?v WHERE { STREAM <%sstream> [RANGE 2m] { ?e ex:v ?v ; ex:seq ?s } }
+       ORDER BY ?v DESC(?s) LIMIT 1 OFFSET 1""",
+]
+# integers only: the compiled top-k keeps its keys (no hand-over)
+TOPK_EVENT = st.tuples(st.sampled_from([0, 0, 0.5, 1, 1, 2, 3, 5, 11]), st.integers(1, 6),
+                       st.one_of(st.none(), st.integers(-3, 9)), st.one_of(st.none(), st.integers(1, 4)))
+
+
+@pytest.mark.parametrize("template", TOPK_QUERIES)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(events=st.lists(TOPK_EVENT, min_size=1, max_size=40))
+def test_a_top_k_whose_head_holds_only_the_reported_rows_equals_the_reference(template: str, events) -> None:
+    """The compiled top-k keeps only its best keys sorted (the head) and the others in an
+    unsorted rest, refilling the head when it runs short: with the head's capacity cut to
+    the rows reported, every spill, refill and removal from the rest is exercised."""
+    from taxi_rsp.engine.compiled import topk
+
+    query = PREFIX + template.replace("%s", EX)
+    saved = topk.HEAD_MIN, topk.HEAD_SLACK
+    topk.HEAD_MIN, topk.HEAD_SLACK = 1, 1
+    try:
+        explain: list[str] = []
+        compiled = _outputs(query, events, compiled=True, explain=explain)
+    finally:
+        topk.HEAD_MIN, topk.HEAD_SLACK = saved
+    assert "CompiledTopK offset" in explain[0] and "(reference)" not in explain[0]
+    assert compiled == _outputs(query, events, compiled=False)

@@ -108,7 +108,7 @@ def structure_sizes(engine: Engine) -> dict[str, int]:
                 assert all(state[0] > 0 for state in op._groups.values())
                 sizes["compiled groups"] += len(op._groups)
             if isinstance(op, CompiledTopK):
-                assert len(op._sorted) == len(op._held)
+                assert len(op._sorted) + len(op._rest) == len(op._held)  # head + rest
                 sizes["compiled top-k rows"] += len(op._held)
             if isinstance(op, GroupOp) and any(
                     isinstance(acc, Median) for s in op._groups.values() for acc in s.accumulators):

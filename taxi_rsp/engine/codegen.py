@@ -184,6 +184,19 @@ class ChunkCompiler:
         shift = scale - _scale(kind)
         return code if shift == 0 else f"({code} * {10 ** shift})"
 
+    def _quotient_terms(self, a: str, ka: Kind, b: str, kb: Kind) -> tuple[str, str]:
+        """Numerator and divisor (integer sources) of a / b, scales cancelled: A/10^sa
+        divided by B/10^sb is (A*10^sb) / (B*10^sa). With a constant divisor the common
+        factor of 10^sb and B*10^sa is cancelled at compile time (same quotient, smaller
+        integers: FLOOR((?lon + 74.9150815) / 0.002993) needs no multiplication)."""
+        up, down = 10 ** _scale(kb), 10 ** _scale(ka)
+        if _is_int_literal(b) and int(b) != 0:  # a zero divisor keeps raising at run time
+            divisor = int(b) * down
+            common = math.gcd(up, divisor)
+            up, divisor = up // common, divisor // common
+            return (a if up == 1 else f"({a} * {up})"), str(divisor)
+        return (a if up == 1 else f"({a} * {up})"), (b if down == 1 else f"({b} * {down})")
+
     def _call(self, node: ast.Call) -> tuple[str, Kind]:
         op, args = node.op, node.args
         if op in ("FLOOR", "CEIL") and len(args) == 1 and isinstance(args[0], ast.Call) \
@@ -191,14 +204,15 @@ class ChunkCompiler:
             (a, ka), (b, kb) = (self.expr(x) for x in args[0].args)
             if not (_numeric(ka) and _numeric(kb)) or "F" in (ka, kb):
                 raise NoFast(node)
-            num = self._rescale(a, ka, _scale(ka) + _scale(kb)) if _scale(kb) else a
-            den = self._rescale(b, kb, _scale(ka) + _scale(kb)) if _scale(ka) else b
+            num, den = self._quotient_terms(a, ka, b, kb)
             # a/b = (A*10^sb) / (B*10^sa); Python's // is the exact floor for any signs
             if op == "FLOOR":
                 return f"(({num}) // ({den}))", ("D", 0)
             return f"(-((-({num})) // ({den})))", ("D", 0)
         if op == "BOUND":
             return self._bound(args[0].name), "B"
+        if op == "CONCAT":
+            return self._concat(node), "S"
         vals = [self.expr(a) for a in args]
         if op in ("+", "-", "*"):
             (a, ka), (b, kb) = vals
@@ -269,12 +283,37 @@ class ChunkCompiler:
             raise NoFast(node)
         if op == "STR" and len(vals) == 1:  # xsd:string casts go generic (XPath rules)
             return self._str(*vals[0], node), "S"
-        if op == "CONCAT":
-            if any(k != "S" for _, k in vals):
-                raise NoFast(node)  # CONCAT of a non-string is an error: the generic path says so
-            parts = [self._str(a, k, node) for a, k in vals]
-            return ("(" + " + ".join(parts) + ")") if parts else "''", "S"
         raise NoFast(node)
+
+    def _concat(self, node: ast.Call) -> str:
+        """CONCAT of strings, STR(…) of numbers and booleans among them."""
+        parts, inputs = [], []
+        for arg in node.args:
+            if isinstance(arg, ast.Call) and arg.op == "STR" and len(arg.args) == 1:
+                value, kind = self.expr(arg.args[0])
+                parts.append(self._str(value, kind, arg))
+                if kind != "S" and not _is_literal(value):
+                    inputs.append(value)  # a conversion: worth remembering
+                continue
+            value, kind = self.expr(arg)
+            if kind != "S":
+                raise NoFast(node)  # CONCAT of a non-string is an error: the generic path says so
+            parts.append(value)
+        text = ("(" + " + ".join(parts) + ")") if parts else "''"
+        return self._remembered(text, inputs)
+
+    def _remembered(self, text: str, inputs: list[str]) -> str:
+        """``text`` (a string built from ``inputs`` by conversions such as STR of an
+        integer) looked up in a bounded memo keyed by those inputs: the same cell
+        numbers recur constantly, and the remembered string also keeps its hash for
+        the string-id cache. Without conversions the concatenation itself is cheaper."""
+        if not inputs:
+            return text
+        memo, key, local = self.w.const({}), self.w.local("k"), self.w.local("c")
+        self.w.emit(f"{key} = ({', '.join(inputs)},)")
+        self.w.emit(f"{local} = {memo}.get({key})")
+        self.w.emit(f"if {local} is None: {local} = _remember({memo}, {key}, {text})")
+        return local
 
     def _bound(self, name: str) -> str:
         if name not in self.names:
@@ -406,7 +445,7 @@ class ChunkCompiler:
             found = strings[text] = encode_value(text)
             return found
 
-        return dict(_F=Fraction, _Miss=_Miss, _strings=strings, _string_id=string_id,
+        return dict(_F=Fraction, _Miss=_Miss, _strings=strings, _string_id=string_id, _remember=_remember,
                     _encode_fraction=encode_fraction, _fmt=_fmt_decimal, _format_decimal=format_decimal,
                     _trunc=_trunc_div, math=math)
 
@@ -434,6 +473,24 @@ class ChunkCompiler:
         chunk = namespace["chunk"]
         chunk.source = source  # type: ignore[attr-defined]
         return chunk
+
+
+def _remember(memo: dict, key: tuple, value: str) -> str:
+    """Store ``value`` under ``key`` in a generated memo (emptied when full)."""
+    if len(memo) >= _STRING_CACHE_LIMIT:
+        memo.clear()
+    memo[key] = value
+    return value
+
+
+def _is_int_literal(code: str) -> bool:
+    """Whether generated source ``code`` is an integer literal such as ``2993``."""
+    return code.lstrip("-").isdigit()
+
+
+def _is_literal(code: str) -> bool:
+    """Whether generated source ``code`` is a constant (an integer or string literal)."""
+    return _is_int_literal(code) or code[:1] in ("'", '"')
 
 
 def type_codes(sample: tuple) -> dict[int, int]:

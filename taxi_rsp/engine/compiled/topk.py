@@ -10,8 +10,16 @@ exact ratio, compared by integer cross-multiplication, breaks float ties), strin
 ascending — every rank is the same, so the key
 ``(±v1, …, ±vn, tie-break, row)`` orders rows exactly as the reference does (its
 tie-break is the row of ids itself when all of them are integers). Those flat tuples compare in C,
-are computed by one generated function (:class:`~taxi_rsp.engine.codegen.ChunkCompiler`),
-and live in a plain ``list`` kept sorted with :mod:`bisect`.
+are computed by one generated function (:class:`~taxi_rsp.engine.codegen.ChunkCompiler`).
+
+Only the best keys are kept in order: with a LIMIT, a plain ``list`` kept sorted with
+:mod:`bisect` holds the *head* (at most ``HEAD_SLACK`` × the rows to report, and every
+key in it sorts before every other held key), the others wait unsorted in a ``dict``
+(the *rest*; a ±1 change of a route far from the top is two dict updates, not two
+bisects over thousands of keys). When removals leave the head with fewer keys than the
+rows to report, it is refilled from the rest with the smallest keys
+(:func:`heapq.nsmallest`: one pass, no sort of the rest) - the TMA idea of a top-k
+buffer between k and k_max (Yi et al., ICDE 2003) on a sorted list.
 
 A row outside those assumptions (another kind, an unbound value, a computed-value id)
 makes the operator hand over to the reference: the current relation is pushed into a
@@ -21,6 +29,7 @@ makes the operator hand over to the reference: the current relation is pushed in
 from __future__ import annotations
 
 from bisect import bisect_left, insort
+from heapq import nsmallest
 from collections.abc import Callable
 from fractions import Fraction
 from math import gcd
@@ -42,6 +51,8 @@ from taxi_rsp.rdf.dictionary import (
 )
 
 _SIGN = 1 << (PAYLOAD_BITS - 1)
+HEAD_SLACK = 4  # the sorted head holds up to this many times the rows to report
+HEAD_MIN = 64  # ... and at least this many keys (small limits refill less often)
 
 
 class CompiledTopK(Operator):
@@ -67,8 +78,11 @@ class CompiledTopK(Operator):
         self._extends: list[tuple[str, Any]] = []
         self._input_schema = schema
         self._extend_row = None
-        self._sorted: list[tuple] = []
+        self._sorted: list[tuple] = []  # the head: the best keys, in order
+        self._rest: dict[Row, tuple] = {}  # row -> key of the held rows outside the head
         self._held: dict[Row, list] = {}  # row -> [key, multiplicity]
+        # the head's capacity (unbounded without a LIMIT: everything stays sorted)
+        self._capacity = None if self._wanted is None else max(HEAD_MIN, HEAD_SLACK * self._wanted)
         self._last: list[Row] = []
         self._key = None
         self._changed = True
@@ -228,7 +242,8 @@ class CompiledTopK(Operator):
             except NoFast:
                 self._hand_over(deltas)
                 return
-        key_of, held, ordered, wanted = self._key, self._held, self._sorted, self._wanted
+        key_of, held, ordered, rest, wanted = self._key, self._held, self._sorted, self._rest, self._wanted
+        capacity = self._capacity
         changed = self._changed
         for n, (row, mult) in enumerate(deltas):
             found = held.get(row)
@@ -244,8 +259,17 @@ class CompiledTopK(Operator):
                 # key (one comparison; equal to bisect_left(ordered, key) < wanted)
                 if not changed and (wanted is None or len(ordered) < wanted or key <= ordered[wanted - 1]):
                     changed = True
-                insort(ordered, key)
                 held[row] = [key, mult]
+                if rest:
+                    if not ordered:
+                        self._refill()
+                    if key > ordered[-1]:  # after the whole head: it waits in the rest
+                        rest[row] = key
+                        continue
+                insort(ordered, key)
+                if capacity is not None and len(ordered) > capacity:
+                    last = ordered.pop()
+                    rest[last[-1]] = last
                 continue
             key = found[0]
             if not changed and (wanted is None or len(ordered) < wanted or key <= ordered[wanted - 1]):
@@ -254,9 +278,20 @@ class CompiledTopK(Operator):
             if count <= 0:
                 if count < 0:
                     raise ValueError(f"retraction below zero in top-k: {row!r}")
-                del ordered[bisect_left(ordered, key)]
                 del held[row]
+                if rest and rest.pop(row, None) is not None:
+                    continue
+                del ordered[bisect_left(ordered, key)]
         self._changed = changed
+
+    def _refill(self) -> None:
+        """Move the smallest keys of the rest into the head, up to its capacity (every
+        key left in the rest sorts after them, and the head's keys sort before all)."""
+        rest, ordered = self._rest, self._sorted
+        moved = nsmallest(self._capacity - len(ordered), rest.values())
+        for key in moved:
+            del rest[key[-1]]
+        ordered.extend(moved)  # nsmallest returns them in order, all after the head's keys
 
     def _hand_over(self, remaining: list[Delta]) -> None:
         """Give the relation to the reference operator, which answers from now on."""
@@ -268,6 +303,7 @@ class CompiledTopK(Operator):
         reference.changed = True
         self._held.clear()
         self._sorted.clear()
+        self._rest.clear()
         self.mode = "reference"
 
     def snapshot(self) -> list[Row]:
@@ -276,6 +312,8 @@ class CompiledTopK(Operator):
             return self._reference.snapshot()
         self._changed = False
         wanted = self._wanted
+        if wanted is not None and len(self._sorted) < wanted and self._rest:
+            self._refill()
         rows: list[Row] = []
         held = self._held
         for key in self._sorted:
