@@ -284,7 +284,7 @@ class CompiledAggregate(Operator):
     def _result(self, j: int) -> str:
         name, kind, slot = self._aggs[j][0], self._kinds[j], f"st[{_FIRST_STATE + j}]"
         if name == "COUNT":
-            return f"_int_id({slot})"
+            return int_id_source(slot)
         scale = 0 if kind == "I" else kind[1]
         if name == "SUM":
             # The reference's running total starts as the integer 0 and takes the type of
@@ -300,7 +300,7 @@ class CompiledAggregate(Operator):
     @staticmethod
     def _id_of(value: str, kind: Any) -> str:
         if kind == "I":
-            return f"_int_id({value})"
+            return int_id_source(value)
         return f"_dec_id({value}, {kind[1]})"
 
     # -- result ids (the same ids Dictionary.encode_value gives the reference's values) -
@@ -419,6 +419,14 @@ class CompiledAggregate(Operator):
         while entries and entries[0][0] <= until:
             gone.extend((out, -1) for out in self._derive([entries.popleft()[1]]))
         self._reference.push(gone)
+
+
+def int_id_source(value: str) -> str:
+    """Source of the id of integer ``value`` (an expression without side effects):
+    the inline id computed in place, :meth:`CompiledAggregate._int_id` only for an
+    integer beyond the inline range (a call per result costs more than the bit test)."""
+    return (f"({_INT_HEAD} | (_v & {PAYLOAD_MASK}) if {PAYLOAD_MIN} <= (_v := {value}) <= {PAYLOAD_MAX}"
+            f" else _int_id(_v))")
 
 
 def flush_source(results: list[str]) -> list[str]:

@@ -21,7 +21,7 @@ from fractions import Fraction
 from typing import Any
 
 from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss, type_codes
-from taxi_rsp.engine.compiled.aggregate import FUSABLE, CompiledAggregate, _Deopt, flush_source
+from taxi_rsp.engine.compiled.aggregate import FUSABLE, CompiledAggregate, _Deopt, flush_source, int_id_source
 from taxi_rsp.engine.expr import Compiled
 from taxi_rsp.engine.ops.aggregates import Count, Max, Median, Min, Sum
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
@@ -177,7 +177,7 @@ class CompiledGroup(Operator):
     def _result(self, j: int) -> str:
         name, kind, slot = self._aggs[j][0], self._kinds[j], f"st[{_FIRST_STATE + j}]"
         if name == "COUNT":
-            return f"_int_id({slot})"
+            return int_id_source(slot)
         scale = 0 if kind == "I" else kind[1]
         if name == "SUM":  # see CompiledAggregate._result
             return f"(_int_id({slot}) if st[0] == 0 and not (implicit and st[-1]) else {self._id_of(slot, kind)})"
