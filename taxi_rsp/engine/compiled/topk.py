@@ -166,8 +166,9 @@ class CompiledTopK(Operator):
         if guard:
             src.append(f"        if {guard}: raise _Miss")
         src += [f"        {line}" for line in w.lines]
-        # the reference's tie-break: the row itself when all its ids are ints
-        ints = " and ".join(f"type(x{i}) is int" for i in range(len(schema))) or "True"
+        # the reference's tie-break: the row itself when all its ids are ints (the
+        # guarded positions are inline ids, ints already)
+        ints = " and ".join(f"type(x{i}) is int" for i in range(len(schema)) if i not in w.guards) or "True"
         src.append(f"        tie = row if {ints} else _row_key(row)")
         src.append(f"        return ({''.join(p + ', ' for p in parts)}tie, row)")
         src += ["    except Exception:", "        return None"]
