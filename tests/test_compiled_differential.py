@@ -269,3 +269,17 @@ def test_a_top_k_whose_head_holds_only_the_reported_rows_equals_the_reference(te
         topk.HEAD_MIN, topk.HEAD_SLACK = saved
     assert "CompiledTopK offset" in explain[0] and "(reference)" not in explain[0]
     assert compiled == _outputs(query, events, compiled=False)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(events=st.lists(st.tuples(st.sampled_from([0, 0.5, 1, 2, 5]), st.sampled_from(["b", "a", "c", "ab", ""]),
+                                 st.one_of(st.none(), st.integers(-3, 9)), st.none()), min_size=1, max_size=40))
+def test_a_string_sort_key_stays_compiled_and_orders_like_the_reference(events) -> None:
+    """ORDER BY a string variable (ascending, a tie-break such as ?taxi): the compiled
+    key compares the texts, as the reference orders strings among themselves."""
+    query = PREFIX + f"""SELECT ?k (COUNT(*) AS ?n) WHERE {{ STREAM <{EX}stream> [RANGE 2m] {{ ?e ex:k ?k ; ex:seq ?s }} }}
+        GROUP BY ?k ORDER BY DESC(?n) ?k LIMIT 2"""
+    explain: list[str] = []
+    compiled = _outputs(query, events, compiled=True, explain=explain)
+    assert "CompiledTopK offset 0 limit 2 (compiled)" in explain[0]
+    assert compiled == _outputs(query, events, compiled=False)

@@ -146,6 +146,12 @@ class CompiledTopK(Operator):
                 # the same (numerator, divisor) ids recur constantly: memoised
                 parts.append(f"*(_ratio_{direction}_memo.get((x{a}, x{b})) or _ratio_{direction}(x{a}, x{b}))")
                 continue
+            if (isinstance(expr, ast.Var) and expr.name in schema and not descending
+                    and type(self._text_or_none(sample[schema.index(expr.name)])) is str):
+                # a string (a medallion, a name): ordered by its text, as the reference
+                # orders strings among themselves; another kind here hands over
+                parts.append(f"_text(x{schema.index(expr.name)})")
+                continue
             if isinstance(expr, ast.Var) and expr.name in schema and codes.get(
                     schema.index(expr.name)) != T_INTEGER:
                 # a number whose id may be an inline decimal or a computed exact value:
@@ -184,8 +190,22 @@ class CompiledTopK(Operator):
             namespace[f"_ratio_{direction}"] = _memoised(compute, memo)
             namespace[f"_ratio_{direction}_memo"] = memo
         namespace["_row_key"] = _row_key
+        namespace["_text"] = self._text
         exec(compile(self.source, "<taxi_rsp compiled top-k>", "exec"), namespace)  # noqa: S102 - our own source
         self._key = namespace["key"]
+
+    def _text_or_none(self, term_id: Any) -> Any:
+        """The Python value of a dictionary id that is not inline (None otherwise)."""
+        if type(term_id) is int and not term_id & INLINE_FLAG:
+            return self._dictionary.value(term_id)
+        return None
+
+    def _text(self, term_id: Any) -> str:
+        """Key part of a string id: its text (anything else is outside the compiled key)."""
+        value = self._text_or_none(term_id)
+        if type(value) is not str:
+            raise _Miss
+        return value
 
     def _ascending(self, term_id: Any) -> tuple[float, _Rational]:
         """Key parts of a numeric id (inline integer or decimal, or a computed exact
