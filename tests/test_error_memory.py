@@ -12,6 +12,7 @@ the whole run (``busy_taxis``: peak RSS 325 MiB at 200k lines, 452 MiB at 300k, 
 
 from __future__ import annotations
 
+import ast as pyast
 import gc
 import types
 from collections.abc import Callable
@@ -141,3 +142,18 @@ def test_errors_on_a_long_stream_leave_no_tracebacks_behind(
     # Before the fix each error left one to three traceback entries behind.
     assert max(counts) - min(counts) <= 2, counts
     assert raised[0] >= events  # the query does exercise the error paths
+
+
+def test_no_module_keeps_an_exception_instance_to_raise() -> None:
+    """The pattern behind the leak: a module-level exception *instance* (``_ERROR =
+    ExprError()``), raised again and again. Raise the class (a new instance) instead."""
+    root = Path(__file__).resolve().parent.parent
+    found = []
+    for path in sorted([*(root / "taxi_rsp").rglob("*.py"), *(root / "feeder").rglob("*.py")]):
+        for node in pyast.parse(path.read_text(), str(path)).body:
+            value = node.value if isinstance(node, (pyast.Assign, pyast.AnnAssign)) else None
+            if isinstance(value, pyast.Call):
+                name = pyast.unparse(value.func).rsplit(".", 1)[-1]
+                if name.endswith(("Error", "Exception", "Exit", "Interrupt")):
+                    found.append(f"{path.relative_to(root)}:{node.lineno}: {pyast.unparse(node)}")
+    assert not found, found
