@@ -58,10 +58,13 @@ Compiled = Callable[[tuple], Any]
 
 
 class ExprError(Exception):
-    """A SPARQL expression error (type error, unbound variable, division by zero)."""
+    """A SPARQL expression error (type error, unbound variable, division by zero).
 
-
-_ERROR = ExprError()
+    Raise a new instance every time (``raise ExprError``), never a shared one: raising
+    an instance extends the traceback it already carries, so a shared instance keeps
+    every earlier raise's frames, and their rows, alive for the whole run (stop 17 of
+    docs/performance.md: peak RSS grew with the stream length on an OPTIONAL query).
+    """
 
 
 _NUMERIC_TYPES = frozenset((int, Fraction, float, Float))  # exact types: bool and DateTime excluded
@@ -79,7 +82,7 @@ def ebv(value: Any) -> bool:
         return value != 0 and not (type(value) is float and math.isnan(value))
     if isinstance(value, str):
         return value != ""
-    raise _ERROR  # IRIs, blank nodes, dateTimes, unknown or ill-typed literals
+    raise ExprError  # IRIs, blank nodes, dateTimes, unknown or ill-typed literals
 
 
 def lexical(value: Any) -> str:
@@ -96,12 +99,12 @@ def lexical(value: Any) -> str:
         return str(value)
     if isinstance(value, Literal):
         return value.lexical
-    raise _ERROR
+    raise ExprError
 
 
 def _numeric(value: Any) -> Any:
     if type(value) not in _NUMERIC_TYPES:
-        raise _ERROR
+        raise ExprError
     return value
 
 
@@ -120,7 +123,7 @@ def _arith(op: str) -> Callable[[Any, Any], Any]:
         if isinstance(a, float) or isinstance(b, float):
             return a / b if b else (math.copysign(math.inf, a) if a else math.nan)
         if b == 0:
-            raise _ERROR
+            raise ExprError
         return Fraction(a) / b  # integer / integer is a decimal in SPARQL
 
     operation = {"+": plus, "-": minus, "*": times, "/": divide}[op]
@@ -140,7 +143,7 @@ def _comparable(a: Any, b: Any) -> tuple[Any, Any]:
         return a, b
     if type(a) is type(b) and isinstance(a, (str, DateTime, bool)):
         return a, b
-    raise _ERROR
+    raise ExprError
 
 
 def _equal(a: Any, b: Any) -> bool:
@@ -150,7 +153,7 @@ def _equal(a: Any, b: Any) -> bool:
         return a == b
     if type(a) is type(b):
         return a == b
-    raise _ERROR
+    raise ExprError
 
 
 _COMPARE = {
@@ -189,7 +192,7 @@ _DOUBLE_LEX = re.compile(r"([+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?|
 def _simple(value: Any) -> str:
     """A simple literal or xsd:string (not a language-tagged string)."""
     if type(value) is not str:
-        raise _ERROR
+        raise ExprError
     return value
 
 
@@ -198,18 +201,18 @@ def _cast_integer(value: Any) -> int:
     if isinstance(value, bool):
         return int(value)
     if isinstance(value, DateTime):
-        raise _ERROR
+        raise ExprError
     if isinstance(value, int):
         return value
     if isinstance(value, Fraction):
         return math.trunc(value)
     if isinstance(value, float):
         if math.isnan(value) or math.isinf(value):
-            raise _ERROR
+            raise ExprError
         return math.trunc(value)
     text = _simple(value).strip()
     if _INTEGER_LEX.match(text) is None:
-        raise _ERROR
+        raise ExprError
     return int(text)
 
 
@@ -217,27 +220,27 @@ def _cast_decimal(value: Any) -> Fraction:
     if isinstance(value, bool):
         return Fraction(int(value))
     if isinstance(value, DateTime):
-        raise _ERROR
+        raise ExprError
     if isinstance(value, (int, Fraction)):
         return Fraction(value)
     if isinstance(value, float):
         if math.isnan(value) or math.isinf(value):
-            raise _ERROR
+            raise ExprError
         return Fraction(repr(value))  # the decimal the double's shortest form denotes
     try:
         return parse_decimal(_simple(value).strip())
     except ValueError:
-        raise _ERROR from None
+        raise ExprError from None
 
 
 def _cast_double(value: Any) -> float:
     if isinstance(value, DateTime):
-        raise _ERROR
+        raise ExprError
     if isinstance(value, (bool, int, Fraction, float)):
         return float(value)  # a Float becomes a plain double
     text = _simple(value).strip()
     if _DOUBLE_LEX.match(text) is None:
-        raise _ERROR
+        raise ExprError
     return float(text.replace("INF", "inf"))
 
 
@@ -252,7 +255,7 @@ def _cast_datetime(value: Any) -> DateTime:
     try:
         return DateTime.parse(_simple(value).strip())
     except ValueError:
-        raise _ERROR from None
+        raise ExprError from None
 
 
 def _cast_boolean(value: Any) -> bool:
@@ -265,7 +268,7 @@ def _cast_boolean(value: Any) -> bool:
         return True
     if text in ("false", "0"):
         return False
-    raise _ERROR
+    raise ExprError
 
 
 def _double_string(value: float) -> str:
@@ -314,16 +317,16 @@ def _cast_string(value: Any) -> str:
         return str.__str__(value)
     if isinstance(value, Literal):
         return value.lexical
-    raise _ERROR
+    raise ExprError
 
 
 def _raise() -> Any:
-    raise _ERROR
+    raise ExprError
 
 
 def _string(value: Any) -> str:
     if not isinstance(value, str):
-        raise _ERROR
+        raise ExprError
     return value
 
 
@@ -335,9 +338,9 @@ def _like(model: Any, text: str) -> str:
 def _compatible(a: Any, b: Any) -> tuple[str, str]:
     """Argument compatibility of the two-string functions (SPARQL 1.1 §17.4.3.1.1)."""
     if not isinstance(a, str) or not isinstance(b, str):
-        raise _ERROR
+        raise ExprError
     if isinstance(b, LangString) and (not isinstance(a, LangString) or a.lang != b.lang):
-        raise _ERROR
+        raise ExprError
     return str.__str__(a), str.__str__(b)
 
 
@@ -386,7 +389,7 @@ def _regex(pattern: str, flags: str) -> re.Pattern:
     bits = 0
     for flag in flags:
         if flag not in "smixq":
-            raise _ERROR
+            raise ExprError
     if "q" in flags:
         pattern = re.escape(pattern)
     bits |= re.IGNORECASE if "i" in flags else 0
@@ -396,7 +399,7 @@ def _regex(pattern: str, flags: str) -> re.Pattern:
     try:
         return re.compile(pattern, bits)
     except re.error:
-        raise _ERROR from None
+        raise ExprError from None
 
 
 def _regex_match(text: Any, pattern: Any, flags: Any = "") -> bool:
@@ -407,12 +410,12 @@ def _regex_match(text: Any, pattern: Any, flags: Any = "") -> bool:
 def _replace(text: Any, pattern: Any, replacement: Any, flags: Any = "") -> str:
     compiled = _regex(_simple(pattern), _simple(flags))
     if compiled.match(""):
-        raise _ERROR  # XPath: a pattern matching the empty string is an error
+        raise ExprError  # XPath: a pattern matching the empty string is an error
     template = _xpath_replacement(_simple(replacement))
     try:
         return _like(text, compiled.sub(template, _string(text)))
     except (re.error, IndexError):
-        raise _ERROR from None
+        raise ExprError from None
 
 
 def _xpath_replacement(text: str) -> str:
@@ -430,7 +433,7 @@ def _xpath_replacement(text: str) -> str:
             out.append(f"\\g<{text[i + 1:j]}>")
             i = j
         elif ch in "$\\":
-            raise _ERROR
+            raise ExprError
         else:
             out.append(ch)
             i += 1
@@ -450,7 +453,7 @@ def _lang(value: Any) -> str:
     if isinstance(value, LangString):
         return value.lang
     if isinstance(value, (IRI, BNode)):
-        raise _ERROR
+        raise ExprError
     return ""
 
 
@@ -474,7 +477,7 @@ def datatype_of(value: Any) -> IRI:
         return IRI(XSD_STRING)
     if isinstance(value, Literal):
         return IRI(value.datatype)
-    raise _ERROR
+    raise ExprError
 
 
 def _langmatches(tag: Any, pattern: Any) -> bool:
@@ -486,14 +489,14 @@ def _langmatches(tag: Any, pattern: Any) -> bool:
 
 def _strdt(text: Any, datatype: Any) -> Any:
     if not isinstance(datatype, IRI):
-        raise _ERROR
+        raise ExprError
     return Literal(_simple(text), datatype.value).value()
 
 
 def _strlang(text: Any, lang: Any) -> LangString:
     tag = _simple(lang)
     if not re.fullmatch(r"[A-Za-z]+(-[A-Za-z0-9]+)*", tag):
-        raise _ERROR
+        raise ExprError
     return LangString(_simple(text), tag)
 
 
@@ -507,9 +510,9 @@ def _hash(name: str) -> Callable[[Any], str]:
 def _timezone(value: Any) -> Literal:
     """TIMEZONE(): the zone as an xsd:dayTimeDuration; an error without a zone."""
     if not isinstance(value, DateTime):
-        raise _ERROR
+        raise ExprError
     if value.offset is None:
-        raise _ERROR
+        raise ExprError
     sign = "-" if value.offset < 0 else ""
     hours, minutes = divmod(abs(value.offset), 60)
     body = (f"{hours}H" if hours else "") + (f"{minutes}M" if minutes else "")
@@ -518,7 +521,7 @@ def _timezone(value: Any) -> Literal:
 
 def _tz(value: Any) -> str:
     if not isinstance(value, DateTime):
-        raise _ERROR
+        raise ExprError
     if value.offset is None:
         return ""
     if value.offset == 0:
@@ -559,7 +562,7 @@ def _bnode(*args: Any) -> BNode:
 def _datetime_part(attr: str) -> Callable[[Any], Any]:
     def part(value: Any) -> Any:
         if not isinstance(value, DateTime):
-            raise _ERROR
+            raise ExprError
         moment = value.to_datetime()
         if attr == "second":
             return Fraction(moment.second) + Fraction(moment.microsecond, 1_000_000)
@@ -683,7 +686,7 @@ def _variable(index: int, value_of: Callable[[int], Any]) -> Compiled:
     def variable(row: tuple) -> Any:
         term_id = row[index]
         if term_id is None:
-            raise _ERROR
+            raise ExprError
         return value_of(term_id)
 
     return variable
@@ -718,14 +721,14 @@ def _floor_division(rounding: str, left: Compiled, right: Compiled) -> Compiled:
         a, b = left(row), right(row)
         ta, tb = type(a), type(b)
         if ta not in _NUMERIC_TYPES or tb not in _NUMERIC_TYPES:
-            raise _ERROR
+            raise ExprError
         if ta is float or tb is float:
             quotient = _arith("/")(a, b)
             return float(math.floor(quotient) if rounding == "FLOOR" else math.ceil(quotient))
         num = a.numerator * b.denominator
         den = a.denominator * b.numerator
         if den == 0:
-            raise _ERROR
+            raise ExprError
         if den < 0:
             num, den = -num, -den
         result = num // den if rounding == "FLOOR" else -((-num) // den)
@@ -817,10 +820,10 @@ def _datatype_of_term(index: int, dictionary: Dictionary) -> Compiled:
     def evaluate(row: tuple) -> Any:
         term_id = row[index]
         if term_id is None:
-            raise _ERROR
+            raise ExprError
         term = decode(term_id)
         if not isinstance(term, Literal):
-            raise _ERROR
+            raise ExprError
         if term.lang:
             return IRI(RDF + "langString")
         return IRI(term.datatype)
@@ -846,7 +849,7 @@ def _logical(op: str, args: list[Compiled]) -> Compiled:
             except ExprError:
                 failed = True
         if failed:
-            raise _ERROR
+            raise ExprError
         return not decisive
 
     return evaluate
@@ -865,7 +868,7 @@ def _in(negated: bool, args: list[Compiled]) -> Compiled:
             except ExprError:
                 failed = True
         if failed:
-            raise _ERROR
+            raise ExprError
         return negated
 
     return evaluate
@@ -878,7 +881,7 @@ def _coalesce(args: list[Compiled]) -> Compiled:
                 return arg(row)
             except ExprError:
                 continue
-        raise _ERROR
+        raise ExprError
 
     return evaluate
 

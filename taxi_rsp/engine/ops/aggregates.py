@@ -24,8 +24,6 @@ from sortedcontainers import SortedList
 from taxi_rsp.engine.expr import ExprError, is_numeric, lexical
 from taxi_rsp.engine.ops.ordering import order_key
 
-_ERROR = ExprError()
-
 
 def _term(value: Any) -> tuple[type, Any]:
     """A value as the RDF term it stands for: numerically equal values of different
@@ -57,7 +55,7 @@ class Accumulator:
 
     def result(self) -> Any:
         if self.errors:
-            raise _ERROR
+            raise ExprError
         return self._result()
 
     def _update(self, value: Any) -> None:
@@ -163,7 +161,7 @@ class Min(_Sorted):
 
     def _result(self) -> Any:
         if not self.values:
-            raise _ERROR
+            raise ExprError
         return self.values[0]
 
 
@@ -172,7 +170,7 @@ class Max(_Sorted):
 
     def _result(self) -> Any:
         if not self.values:
-            raise _ERROR
+            raise ExprError
         return self.values[-1]
 
 
@@ -200,7 +198,7 @@ class Median(_Sorted):
     def _result(self) -> Any:
         n = len(self.values)
         if n == 0:
-            raise _ERROR
+            raise ExprError
         if n % 2:
             return self.values[n // 2]
         low, high = self.values[n // 2 - 1], self.values[n // 2]
@@ -228,7 +226,7 @@ class Sample(Accumulator):
     def _result(self) -> Any:
         for _, value in self.values:
             return value
-        raise _ERROR
+        raise ExprError
 
 
 class GroupConcat(Accumulator):
