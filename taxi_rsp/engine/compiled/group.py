@@ -69,6 +69,10 @@ class CompiledGroup(Operator):
         self._aggs = [(name, arg, closure) for _, name, _, arg, closure in aggregates]
         self._kinds: list[Any] = []
         self._unknown: set[int] = set()  # aggregates whose argument was never bound yet
+        # results test the error counts only once an error was seen (a flush per group
+        # and instant pays for the test otherwise); the counts are kept from the start
+        self._errors_seen = False
+        self._sample: Row = ()
         self._reference = reference
         reference._sinks = self._sinks
         self._groups: dict[tuple, list] = {}
@@ -119,6 +123,7 @@ class CompiledGroup(Operator):
         self._dirty.clear()
 
     def _compile(self, sample: Row) -> None:
+        self._sample = sample
         codes = type_codes(sample)
         c = ChunkCompiler(self.dictionary, self._input_schema, codes)
         arg_codes, kinds = [], []
@@ -219,6 +224,8 @@ class CompiledGroup(Operator):
         name = self._aggs[j][0]
         if name == "COUNT":
             return int_id_source(f"st[{_FIRST_STATE + j}]")
+        if not self._errors_seen:
+            return self._value_result(j)
         # while the group holds a row whose argument is an error, the aggregate is one
         return f"(None if st[{_FIRST_STATE + len(self._aggs) + j}] else {self._value_result(j)})"
 
@@ -252,6 +259,9 @@ class CompiledGroup(Operator):
                 self._reference.push([(row, mult)])
                 return True
             return self._slow(row, mult)
+        if not self._errors_seen and _ERROR in values:
+            self._errors_seen = True
+            self._compile(self._sample)  # results that read the error counts from now on
         self._apply(tuple(row[i] for i in self._key_pos), mult, *values)
         return False
 
