@@ -9,7 +9,7 @@ from __future__ import annotations
 
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from taxi_rsp.engine.engine import Engine
@@ -315,6 +315,7 @@ def test_a_group_over_optional_counts_unbound_arguments_and_stays_compiled(templ
 @pytest.mark.parametrize("template", OPTIONAL_GROUPS)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(events=st.lists(EVENT, min_size=1, max_size=40))
+@example(events=[(0, "a", None, decimal("2.5")), (2, "a", None, 1)])  # emptied in the instant of the hand-over
 def test_a_group_holding_unbound_arguments_hands_over_its_error_counts(template: str, events) -> None:
     """Integers then decimals (or a string) in the OPTIONAL argument make the compiled
     group hand over while it may hold rows with unbound arguments: the reference takes

@@ -32,7 +32,10 @@ from taxi_rsp.engine.ops.group import GroupOp
 from taxi_rsp.lang import ast
 from taxi_rsp.rdf.dictionary import Dictionary
 
-_FIRST_STATE = 2  # [rows, last output, one slot per aggregate, one error count per aggregate]
+# [rows, last output, a slot per aggregate, an error count per aggregate, a flag per
+# aggregate: a SUM of decimals has held a value (the reference's total is then a
+# Fraction, else still the integer 0; the type of an emptied or restored SUM depends on it)]
+_FIRST_STATE = 2
 _ERROR = object()  # an aggregate argument that is an error (slow path only)
 
 
@@ -85,7 +88,7 @@ class CompiledGroup(Operator):
         if self._implicit:
             # the last slot records whether the group ever held a row (see SUM's result)
             self._groups[()] = ([0, None] + [self._empty(n) for n, _, _ in self._aggs]
-                                + [0] * len(self._aggs) + [0])
+                                + [0] * (2 * len(self._aggs)) + [0])
             self._dirty[()] = None
 
     def describe(self) -> str:
@@ -185,7 +188,7 @@ class CompiledGroup(Operator):
         src = ["", f"def {name}(key, mult{''.join(', ' + a for a in args)}):",
                "    st = groups.get(key)",
                "    if st is None:",
-               f"        st = groups[key] = [0, None{empty}{', 0' * n}]",
+               f"        st = groups[key] = [0, None{empty}{', 0' * (2 * n)}]",
                "    if key not in dirty:",
                "        dirty[key] = st[1]",
                "    st[0] += mult"]
@@ -199,6 +202,8 @@ class CompiledGroup(Operator):
                 pad = "        "
             if self._aggs[j][0] in ("COUNT", "SUM", "AVG"):
                 src.append(f"{pad}{slot} += {a} * mult")
+                if self._aggs[j][0] == "SUM" and isinstance(self._kinds[j], tuple):
+                    src.append(f"{pad}st[{_FIRST_STATE + 2 * n + j}] = 1")
             else:  # a sorted list: any value may leave
                 src += [f"{pad}if mult > 0:", f"{pad}    for _ in range(mult): insort({slot}, {a})", f"{pad}else:",
                         f"{pad}    values = {slot}",
@@ -233,7 +238,11 @@ class CompiledGroup(Operator):
         name, kind, slot = self._aggs[j][0], self._kinds[j], f"st[{_FIRST_STATE + j}]"
         scale = 0 if kind == "I" else kind[1]
         if name == "SUM":  # see CompiledAggregate._result
-            return f"(_int_id({slot}) if st[0] == 0 and not (implicit and st[-1]) else {self._id_of(slot, kind)})"
+            if kind == "I":
+                return int_id_source(slot)
+            # the reference's total starts as the integer 0 and becomes a Fraction with
+            # the first decimal added (an emptied SUM of decimals is a decimal 0)
+            return f"({self._id_of(slot, kind)} if st[{_FIRST_STATE + 2 * len(self._aggs) + j}] else _int_id({slot}))"
         if name == "AVG":
             return f"_avg_id({slot}, st[0], {scale})"
         if name in ("MIN", "MAX"):
@@ -288,12 +297,11 @@ class CompiledGroup(Operator):
             target = reference._groups.get(key) or reference._new_state()
             reference._groups[key] = target
             target.rows, target.output = state[0], state[1]
-            ever = state[-1] if self._implicit else state[0]
             n = len(self._aggs)
-            for (name, _, _), kind, acc, slot, errors in zip(self._aggs, self._kinds, target.accumulators,
-                                                             state[_FIRST_STATE:_FIRST_STATE + n],
-                                                             state[_FIRST_STATE + n:_FIRST_STATE + 2 * n]):
-                self._restore(name, kind, acc, slot, state[0] - errors, ever)
+            for (name, _, _), kind, acc, slot, errors, decimal in zip(
+                    self._aggs, self._kinds, target.accumulators, state[_FIRST_STATE:_FIRST_STATE + n],
+                    state[_FIRST_STATE + n:_FIRST_STATE + 2 * n], state[_FIRST_STATE + 2 * n:_FIRST_STATE + 3 * n]):
+                self._restore(name, kind, acc, slot, state[0] - errors, kind == "I" or decimal or name == "AVG")
                 acc.errors = 0 if isinstance(acc, Count) else errors
         reference._dirty = dict(self._dirty)
         self._groups.clear()
@@ -301,7 +309,7 @@ class CompiledGroup(Operator):
         self.mode = "reference"
         self._push = reference.push
 
-    def _restore(self, name: str, kind: Any, acc: Any, slot: Any, rows: int, ever: int) -> None:
+    def _restore(self, name: str, kind: Any, acc: Any, slot: Any, rows: int, ever: Any) -> None:
         """Load one compiled aggregate state into a reference accumulator."""
         if isinstance(acc, Count):
             acc.n = slot
