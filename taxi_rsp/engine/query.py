@@ -47,6 +47,13 @@ class RegisteredQuery:
         self.listeners: list[Listener] = []
         self.source = source
         self.streams = {w.stream for w in physical.windows}
+        # The per-event calls, looked up once: a plan's windows and operators never
+        # change after it is built.
+        self._next_expiries = tuple(w.next_expiry for w in physical.windows)
+        self._expires = tuple(w.expire for w in physical.windows)
+        self._inserts = {stream: tuple(w.insert for w in physical.windows if w.stream == stream)
+                         for stream in self.streams}
+        self._flushes = tuple(op.flush for op in physical.operators)
         self.report_policy: ReportPolicy = physical.report_policy()  # the planner's choice
         self._bnodes = itertools.count()
         self._info: QueryInfo | None = None
@@ -63,25 +70,27 @@ class RegisteredQuery:
     # -- clock -------------------------------------------------------------------------
     def next_expiry(self) -> int | None:
         first = None
-        for window in self.physical.windows:
-            t = window.next_expiry()
+        for next_expiry in self._next_expiries:
+            t = next_expiry()
             if t is not None and (first is None or t < first):
                 first = t
         return first
 
     def expire(self, until: int) -> None:
-        for window in self.physical.windows:
-            window.expire(until)
+        for expire in self._expires:
+            expire(until)
 
     def insert(self, event: GraphEvent, view: EventView) -> None:
-        for window in self.physical.windows:
-            if window.stream == event.stream:
-                window.insert(event.time, view)
+        inserts = self._inserts.get(event.stream)
+        if inserts is not None:
+            time = event.time
+            for insert in inserts:
+                insert(time, view)
 
     # -- R2S ---------------------------------------------------------------------------
     def _flush(self) -> None:
-        for op in self.physical.operators:
-            op.flush()
+        for flush in self._flushes:
+            flush()
 
     def evaluate(self, trigger: Trigger) -> QueryOutput | None:
         """Close the evaluation instant and report per the R2S policy (None: nothing)."""

@@ -8,9 +8,12 @@ One generated ``push(deltas)`` decodes the key and argument ids of each delta an
 updates the group's state in place; ``flush`` emits each touched group's old and new
 row, exactly like the reference :class:`~taxi_rsp.engine.ops.group.GroupOp`.
 
-A delta the generated code cannot take goes to the reference closures (slow path);
-when its values do not fit the compiled kinds, the operator hands its whole state over
-to a reference ``GroupOp`` (the compiled totals and sorted lists become the reference's
+A delta the generated code cannot take goes to the reference closures (slow path).
+An argument that is an error there (an unbound ``?tip`` from OPTIONAL, a type error)
+is counted per group and aggregate, as the reference accumulators count them: while a
+group holds such a row, that aggregate is unbound (COUNT skips it). When values do not
+fit the compiled kinds, the operator hands its whole state over to a reference
+``GroupOp`` (the compiled totals, sorted lists and error counts become the reference's
 accumulators), which answers from then on.
 """
 
@@ -22,14 +25,27 @@ from typing import Any
 
 from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss, type_codes
 from taxi_rsp.engine.compiled.aggregate import FUSABLE, CompiledAggregate, _Deopt, flush_source, int_id_source
-from taxi_rsp.engine.expr import Compiled
+from taxi_rsp.engine.expr import Compiled, ExprError
 from taxi_rsp.engine.ops.aggregates import Count, Max, Median, Min, Sum
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.group import GroupOp
 from taxi_rsp.lang import ast
 from taxi_rsp.rdf.dictionary import Dictionary
 
-_FIRST_STATE = 2  # [rows, last output, one slot per aggregate]
+# [rows, last output, a slot per aggregate, an error count per aggregate, a flag per
+# aggregate: a SUM of decimals has held a value (the reference's total is then a
+# Fraction, else still the integer 0; the type of an emptied or restored SUM depends on it)]
+_FIRST_STATE = 2
+_ERROR = object()  # an aggregate argument that is an error (slow path only)
+
+
+class _KindKnown(Exception):
+    """An argument unbound in every row so far is bound: time to compile its kind."""
+
+
+def _unknown() -> Any:
+    """Generated code's value of an argument whose kind is not known yet: the slow path."""
+    raise _Miss
 
 
 class CompiledGroup(Operator):
@@ -55,6 +71,11 @@ class CompiledGroup(Operator):
         self._key_pos = tuple(input_schema.index(k) for k in keys)
         self._aggs = [(name, arg, closure) for _, name, _, arg, closure in aggregates]
         self._kinds: list[Any] = []
+        self._unknown: set[int] = set()  # aggregates whose argument was never bound yet
+        # results test the error counts only once an error was seen (a flush per group
+        # and instant pays for the test otherwise); the counts are kept from the start
+        self._errors_seen = False
+        self._sample: Row = ()
         self._reference = reference
         reference._sinks = self._sinks
         self._groups: dict[tuple, list] = {}
@@ -66,7 +87,8 @@ class CompiledGroup(Operator):
         self._flush = self._reference_flush_before_first_row
         if self._implicit:
             # the last slot records whether the group ever held a row (see SUM's result)
-            self._groups[()] = [0, None] + [self._empty(n) for n, _, _ in self._aggs] + [0]
+            self._groups[()] = ([0, None] + [self._empty(n) for n, _, _ in self._aggs]
+                                + [0] * (2 * len(self._aggs)) + [0])
             self._dirty[()] = None
 
     def describe(self) -> str:
@@ -104,10 +126,22 @@ class CompiledGroup(Operator):
         self._dirty.clear()
 
     def _compile(self, sample: Row) -> None:
+        self._sample = sample
         codes = type_codes(sample)
         c = ChunkCompiler(self.dictionary, self._input_schema, codes)
         arg_codes, kinds = [], []
-        for name, arg, _ in self._aggs:
+        self._unknown = set()
+        for j, (name, arg, _) in enumerate(self._aggs):
+            if (name != "COUNT" and isinstance(arg, ast.Var) and arg.name in self._input_schema
+                    and sample[self._input_schema.index(arg.name)] is None):
+                # unbound in the sample (OPTIONAL): its kind is not known yet; rows with it
+                # unbound are errors (counted on the slow path), the first bound one
+                # recompiles the operator with its kind (the state carries over: no value
+                # of this aggregate was stored yet)
+                self._unknown.add(j)
+                arg_codes.append("_unknown()")
+                kinds.append("I")
+                continue
             code, kind = self._argument(c, name, arg)
             arg_codes.append(code)
             kinds.append(kind)
@@ -130,34 +164,51 @@ class CompiledGroup(Operator):
                 "                return",
                 "            continue",
                 f"        apply({key}, mult{''.join(', ' + a for a in args)})"]
-        src += ["", f"def apply(key, mult{''.join(', ' + a for a in args)}):",
-                "    st = groups.get(key)",
-                "    if st is None:",
-                f"        st = groups[key] = [0, None{''.join(', ' + ('[]' if self._aggs[j][0] in ('MIN', 'MAX', 'MEDIAN') else '0') for j in range(len(args)))}]",
-                "    if key not in dirty:",
-                "        dirty[key] = st[1]",
-                "    st[0] += mult"]
-        if self._implicit:
-            src.append("    st[-1] = 1")
-        for j, a in enumerate(args):
-            slot = f"st[{_FIRST_STATE + j}]"
-            if self._aggs[j][0] in ("COUNT", "SUM", "AVG"):
-                src.append(f"    {slot} += {a} * mult")
-            else:  # a sorted list: any value may leave
-                src += ["    if mult > 0:", f"        for _ in range(mult): insort({slot}, {a})", "    else:",
-                        f"        values = {slot}",
-                        f"        for _ in range(-mult): del values[bisect_left(values, {a})]"]
+        src += self._apply_source("apply", args, errors=False)
+        src += self._apply_source("apply_slow", args, errors=True)
         src += flush_source([self._result(j) for j in range(len(args))])
         self.source = "\n".join(src)
         namespace = dict(w.consts)
         namespace.update(c.runtime())
-        namespace.update(_Miss=_Miss, _slow=self._slow, _reference_push=self._reference.push,
+        namespace.update(_Miss=_Miss, _ERROR=_ERROR, _unknown=_unknown, _slow=self._slow,
+                         _reference_push=self._reference.push,
                          groups=self._groups, dirty=self._dirty,
                          implicit=self._implicit, emit=self.emit, insort=insort, bisect_left=bisect_left,
                          _int_id=self._int_id, _dec_id=self._dec_id, _median_id=self._median_id,
                          _avg_id=self._avg_id)
         exec(compile(self.source, "<taxi_rsp compiled group>", "exec"), namespace)  # noqa: S102 - our own source
-        self._push, self._apply, self._flush = namespace["push"], namespace["apply"], namespace["flush"]
+        self._push, self._flush = namespace["push"], namespace["flush"]
+        self._apply = namespace["apply_slow"]  # the slow path's: arguments may be errors
+
+    def _apply_source(self, name: str, args: list[str], errors: bool) -> list[str]:
+        """Source of ``name(key, mult, a0, …)``: one delta into its group's state; with
+        ``errors``, an argument may be ``_ERROR`` and is then counted, not aggregated."""
+        n = len(args)
+        empty = "".join(", " + ("[]" if self._aggs[j][0] in ("MIN", "MAX", "MEDIAN") else "0") for j in range(n))
+        src = ["", f"def {name}(key, mult{''.join(', ' + a for a in args)}):",
+               "    st = groups.get(key)",
+               "    if st is None:",
+               f"        st = groups[key] = [0, None{empty}{', 0' * (2 * n)}]",
+               "    if key not in dirty:",
+               "        dirty[key] = st[1]",
+               "    st[0] += mult"]
+        if self._implicit:
+            src.append("    st[-1] = 1")
+        for j, a in enumerate(args):
+            slot = f"st[{_FIRST_STATE + j}]"
+            pad = "    "
+            if errors and self._kinds[j] != "C":  # COUNT's argument is 0 or 1, never an error
+                src += [f"    if {a} is _ERROR:", f"        st[{_FIRST_STATE + n + j}] += mult", "    else:"]
+                pad = "        "
+            if self._aggs[j][0] in ("COUNT", "SUM", "AVG"):
+                src.append(f"{pad}{slot} += {a} * mult")
+                if self._aggs[j][0] == "SUM" and isinstance(self._kinds[j], tuple):
+                    src.append(f"{pad}st[{_FIRST_STATE + 2 * n + j}] = 1")
+            else:  # a sorted list: any value may leave
+                src += [f"{pad}if mult > 0:", f"{pad}    for _ in range(mult): insort({slot}, {a})", f"{pad}else:",
+                        f"{pad}    values = {slot}",
+                        f"{pad}    for _ in range(-mult): del values[bisect_left(values, {a})]"]
+        return src
 
     def _argument(self, c: ChunkCompiler, name: str, arg: Any) -> tuple[str, Any]:
         if name not in FUSABLE:
@@ -175,12 +226,23 @@ class CompiledGroup(Operator):
         raise NoFast(arg)
 
     def _result(self, j: int) -> str:
-        name, kind, slot = self._aggs[j][0], self._kinds[j], f"st[{_FIRST_STATE + j}]"
+        name = self._aggs[j][0]
         if name == "COUNT":
-            return int_id_source(slot)
+            return int_id_source(f"st[{_FIRST_STATE + j}]")
+        if not self._errors_seen:
+            return self._value_result(j)
+        # while the group holds a row whose argument is an error, the aggregate is one
+        return f"(None if st[{_FIRST_STATE + len(self._aggs) + j}] else {self._value_result(j)})"
+
+    def _value_result(self, j: int) -> str:
+        name, kind, slot = self._aggs[j][0], self._kinds[j], f"st[{_FIRST_STATE + j}]"
         scale = 0 if kind == "I" else kind[1]
         if name == "SUM":  # see CompiledAggregate._result
-            return f"(_int_id({slot}) if st[0] == 0 and not (implicit and st[-1]) else {self._id_of(slot, kind)})"
+            if kind == "I":
+                return int_id_source(slot)
+            # the reference's total starts as the integer 0 and becomes a Fraction with
+            # the first decimal added (an emptied SUM of decimals is a decimal 0)
+            return f"({self._id_of(slot, kind)} if st[{_FIRST_STATE + 2 * len(self._aggs) + j}] else _int_id({slot}))"
         if name == "AVG":
             return f"_avg_id({slot}, st[0], {scale})"
         if name in ("MIN", "MAX"):
@@ -192,13 +254,38 @@ class CompiledGroup(Operator):
         """A delta the generated code could not take; True when it made the operator
         hand over (the rest of the batch then goes to the reference too)."""
         try:
-            values = [self._fast_value(closure, kind, row) for (_, _, closure), kind in zip(self._aggs, self._kinds)]
+            values = [self._slow_value(j, closure, kind, row)
+                      for j, ((_, _, closure), kind) in enumerate(zip(self._aggs, self._kinds))]
         except _Deopt:
             self._hand_over()
             self._reference.push([(row, mult)])
             return True
+        except _KindKnown:  # the first bound value of an argument unbound so far
+            try:
+                self._compile(row)
+            except NoFast:
+                self._hand_over()
+                self._reference.push([(row, mult)])
+                return True
+            return self._slow(row, mult)
+        if not self._errors_seen and _ERROR in values:
+            self._errors_seen = True
+            self._compile(self._sample)  # results that read the error counts from now on
         self._apply(tuple(row[i] for i in self._key_pos), mult, *values)
         return False
+
+    def _slow_value(self, j: int, closure: Compiled | None, kind: Any, row: Row) -> Any:
+        """Argument ``j``'s compiled form, or ``_ERROR`` when the reference closure raises
+        an expression error (raises _Deopt for a value of another kind, _KindKnown for
+        the first value of an argument whose kind is not known yet)."""
+        if kind != "C" and closure is not None:
+            try:
+                closure(row)
+            except ExprError:
+                return _ERROR
+            if j in self._unknown:
+                raise _KindKnown
+        return self._fast_value(closure, kind, row)
 
     def _python_value(self, value: int, kind: Any) -> Any:
         return value if kind == "I" else Fraction(value, 10 ** kind[1])
@@ -210,17 +297,19 @@ class CompiledGroup(Operator):
             target = reference._groups.get(key) or reference._new_state()
             reference._groups[key] = target
             target.rows, target.output = state[0], state[1]
-            ever = state[-1] if self._implicit else state[0]
-            for (name, _, _), kind, acc, slot in zip(self._aggs, self._kinds, target.accumulators,
-                                                     state[_FIRST_STATE:]):
-                self._restore(name, kind, acc, slot, state[0], ever)
+            n = len(self._aggs)
+            for (name, _, _), kind, acc, slot, errors, decimal in zip(
+                    self._aggs, self._kinds, target.accumulators, state[_FIRST_STATE:_FIRST_STATE + n],
+                    state[_FIRST_STATE + n:_FIRST_STATE + 2 * n], state[_FIRST_STATE + 2 * n:_FIRST_STATE + 3 * n]):
+                self._restore(name, kind, acc, slot, state[0] - errors, kind == "I" or decimal or name == "AVG")
+                acc.errors = 0 if isinstance(acc, Count) else errors
         reference._dirty = dict(self._dirty)
         self._groups.clear()
         self._dirty.clear()
         self.mode = "reference"
         self._push = reference.push
 
-    def _restore(self, name: str, kind: Any, acc: Any, slot: Any, rows: int, ever: int) -> None:
+    def _restore(self, name: str, kind: Any, acc: Any, slot: Any, rows: int, ever: Any) -> None:
         """Load one compiled aggregate state into a reference accumulator."""
         if isinstance(acc, Count):
             acc.n = slot
