@@ -107,3 +107,38 @@ def test_delay_statistics(tmp_path: Path) -> None:
     stats = delay_stats([1.0, 2.0, 3.0, 4.0]).summary()
     assert stats == {"mean": 2.5, "p50": 2.0, "p99": 4.0, "max": 4.0}
     assert delay_stats([]).summary() == {"mean": None, "p50": None, "p99": None, "max": None}
+
+
+BUSY = ["time,trigger,change,rank,taxi,n", "2013-01-01 00:01:00,event:3,=,1,10CBD696,1",
+        "2013-01-01 00:02:00,event:5,=,1,B599B0E2,2"]
+
+
+def _with_result_file(folder: Path, name: str, lines: list[str]) -> Path:
+    """Add another query's result file, named in summary.json as the engine names it."""
+    (folder / name).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+    summary["emitted"] = {**summary.get("emitted", {}), name.rsplit(".", 1)[0]: len(lines)}
+    (folder / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+    return folder
+
+
+def test_another_querys_result_file_is_compared_line_for_line(tmp_path: Path, capsys) -> None:
+    """A query of the user's (``busy_taxis.csv``: time,trigger,change,rank,…, no delay)
+    is compared too - it used to be skipped, so two different answers were 'identical'."""
+    a = _with_result_file(_folder(tmp_path, "a"), "busy_taxis.csv", BUSY)
+    b = _with_result_file(_folder(tmp_path, "b"), "busy_taxis.csv", BUSY)
+    result = compare_folders(a, b)
+    assert result.identical and "busy_taxis.csv" in result.compared
+    _with_result_file(b, "busy_taxis.csv", [*BUSY[:2], BUSY[2].replace(",2", ",3")])
+    result = compare_folders(a, b)
+    assert [(d.file, d.line_no) for d in result.differences] == [("busy_taxis.csv", 3)]
+    assert cli_main(["verify", str(a), str(b)]) == 1
+    assert "busy_taxis.csv:3" in capsys.readouterr().out
+    assert cli_main(["verify", str(a), str(b), "--query", "q1"]) == 0  # only what was asked
+
+
+def test_a_result_file_in_the_challenge_format_ignores_its_delays(tmp_path: Path) -> None:
+    """A user's query written with a DEBS listener has a delay last on each line."""
+    a = _with_result_file(_folder(tmp_path, "a"), "routes.csv", Q1)
+    b = _with_result_file(_folder(tmp_path, "b"), "routes.csv", [Q1[0].replace("0.120", "9.9"), Q1[1]])
+    assert compare_folders(a, b).identical

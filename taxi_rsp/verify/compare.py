@@ -1,7 +1,10 @@
 """Comparing two output folders (SPEC §5): query files, rejects and summary counts.
 
-Query lines are compared on every field but the delay; for the delay only whether it
-is ``NULL`` (an expiry trigger) must agree, because a measured time never repeats.
+Query lines in the challenge's format are compared on every field but the delay; for
+the delay only whether it is ``NULL`` (an expiry trigger) must agree, because a measured
+time never repeats. The result files of other queries (``time,trigger,change,rank,…``
+CSV or SPARQL JSON lines, ``.jsonl``, named after the query in summary.json) carry no delay and are
+compared line for line.
 Both files are streamed side by side, so memory stays constant however long they are
 (docs/performance.md, "polars at run time": a columnar comparison was slower).
 """
@@ -78,6 +81,36 @@ def rejects_differences(a: Path, b: Path) -> Iterator[tuple[int, str]]:
                 yield line_no, f"A: {left}\n    B: {right}"
 
 
+GENERIC_HEADER = "time,trigger,change,rank"  # listener/generic.py's CSV
+
+
+def _result_files(folder: Path) -> list[str]:
+    """The result files summary.json names (one per query, CSV or JSON lines)."""
+    path = folder / "summary.json"
+    if not path.is_file():
+        return []
+    emitted = json.loads(path.read_text(encoding="utf-8")).get("emitted") or {}
+    return [f"{name}{suffix}" for name in emitted for suffix in (".csv", ".jsonl") if (folder / f"{name}{suffix}").is_file()]
+
+
+def _carries_delays(path: Path) -> bool:
+    """Whether ``path`` is in the challenge's format (a delay last on each line)."""
+    if path.suffix != ".csv":
+        return False
+    with path.open(encoding="utf-8", newline="") as handle:
+        return not handle.readline().startswith(GENERIC_HEADER)
+
+
+def exact_line_differences(a: Iterable[str], b: Iterable[str]) -> Iterator[tuple[int, str]]:
+    """(line number, message) for every line pair that is not the same text."""
+    for line_no, (left, right) in enumerate(zip_longest(a, b), start=1):
+        if left != right:
+            if left is None or right is None:
+                yield line_no, f"only in {'A' if right is None else 'B'}: {left if right is None else right}"
+            else:
+                yield line_no, f"A: {left}\n    B: {right}"
+
+
 def _summary_counts(folder: Path) -> dict | None:
     path = folder / "summary.json"
     if not path.is_file():
@@ -91,8 +124,11 @@ def compare_folders(a: Path, b: Path, queries: Sequence[str] | None = None, limi
     for folder in (a, b):
         if not folder.is_dir():
             raise UserError(f"{folder} is not a folder")
-    names = [f"{q}.csv" for q in queries] if queries else \
-        [n for n in QUERY_FILES if (a / n).exists() or (b / n).exists()]
+    if queries:
+        names = [f"{q}.csv" for q in queries]
+    else:
+        names = [n for n in QUERY_FILES if (a / n).exists() or (b / n).exists()]
+        names += [n for n in dict.fromkeys(_result_files(a) + _result_files(b)) if n not in names]
     if not names and not (a / REJECTS_FILE).exists() and not (b / REJECTS_FILE).exists():
         raise UserError(f"neither {a} nor {b} holds q1.csv, q2.csv or rejects.csv")
     result = Comparison()
@@ -104,8 +140,10 @@ def compare_folders(a: Path, b: Path, queries: Sequence[str] | None = None, limi
         result.compared.append(name)
         if name == REJECTS_FILE:
             found = rejects_differences(a / name, b / name)
-        else:
+        elif _carries_delays(a / name):
             found = query_line_differences(_read_lines(a / name), _read_lines(b / name))
+        else:
+            found = exact_line_differences(_read_lines(a / name), _read_lines(b / name))
         count = 0
         for line_no, message in found:
             count += 1
