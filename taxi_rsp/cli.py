@@ -94,14 +94,42 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.close()
         return 0
     except OSError as exc:  # the environment failed us (disk, permissions, I/O): not a bug to trace
+        interrupted = _interruption(exc)
+        if interrupted is not None:
+            return _stopped(args, interrupted)
         where = f" ({exc.filename})" if exc.filename else ""
         return _error(args, f"{exc.strerror or exc}{where}")
-    except Terminated as exc:
+    except (Terminated, KeyboardInterrupt) as exc:
+        return _stopped(args, exc)
+    except Exception as exc:
+        # Ctrl-C during a Spark call: the interrupt lands in py4j's socket read, and
+        # py4j's clean-up then fails on the JVM the same Ctrl-C stopped (Py4JNetworkError)
+        interrupted = _interruption(exc)
+        if interrupted is None:
+            raise
+        return _stopped(args, interrupted)
+
+
+def _interruption(exc: BaseException) -> BaseException | None:
+    """The Ctrl-C or termination signal behind ``exc``, if one is in its chain of
+    causes (an error raised while handling it)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, (KeyboardInterrupt, Terminated)):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def _stopped(args: argparse.Namespace, exc: BaseException) -> int:
+    """One line for a run stopped by a signal; exit 128 + the signal (130 for Ctrl-C)."""
+    if isinstance(exc, Terminated):
         print(f"taxi-rsp {args.command}: terminated by {signal.Signals(exc.signum).name}", file=sys.stderr)
         return 128 + exc.signum
-    except KeyboardInterrupt:
-        print(f"taxi-rsp {args.command}: interrupted", file=sys.stderr)
-        return 130
+    print(f"taxi-rsp {args.command}: interrupted", file=sys.stderr)
+    return 130
 
 
 def _error(args: argparse.Namespace, message: str) -> int:

@@ -147,6 +147,50 @@ def test_ctrl_c_during_spark_is_one_line_and_130(command: list[str], tmp_path: P
     assert not (out / "summary.json").exists() and not list(out.glob(".*.partial"))
 
 
+class _NetworkError(Exception):
+    """Stands in for py4j's Py4JNetworkError (an Exception, not an OSError)."""
+
+
+def _interrupted_then_failed() -> None:
+    try:
+        raise KeyboardInterrupt
+    except KeyboardInterrupt:
+        raise _NetworkError("Answer from Java side is empty") from None
+
+
+def _terminated_then_connection_lost() -> None:
+    from taxi_rsp.cli import Terminated
+
+    try:
+        raise Terminated(signal.SIGTERM)
+    except Terminated:
+        raise ConnectionResetError("the JVM went away")  # noqa: B904 - chained implicitly, as py4j's is
+
+
+@pytest.mark.parametrize(("failure", "code", "line"), [
+    (_interrupted_then_failed, 130, "interrupted"),
+    (_terminated_then_connection_lost, 128 + signal.SIGTERM, "terminated by SIGTERM"),
+])
+def test_an_error_raised_while_stopping_is_still_one_line(failure, code: int, line: str, monkeypatch, capsys) -> None:
+    """Ctrl-C in the middle of a Spark call lands in py4j's socket read; py4j's clean-up
+    then fails on the JVM the same signal stopped, and that error replaces the interrupt
+    (the flaky case of the test above): still one line and 128 + the signal, no traceback.
+    An error not caused by a stop still propagates."""
+    from taxi_rsp import cli
+    from taxi_rsp.commands import verify
+
+    monkeypatch.setattr(verify, "main", lambda args: failure())  # the command the parser dispatches to
+    assert cli.main(["verify", ".", "."]) == code
+    assert capsys.readouterr().err.strip().splitlines() == [f"taxi-rsp verify: {line}"]
+
+    def plain_failure() -> None:
+        raise _NetworkError("a real bug")
+
+    monkeypatch.setattr(verify, "main", lambda args: plain_failure())
+    with pytest.raises(_NetworkError):
+        cli.main(["verify", ".", "."])
+
+
 # --- 6. Custom queries ----------------------------------------------------------------------
 
 AVG_QUERY = """PREFIX taxi: <http://debs2015.org/taxi#>
