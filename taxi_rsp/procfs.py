@@ -1,6 +1,9 @@
-"""How far a process has read a file, from Linux /proc (progress displays only).
+"""Facts about a process from Linux /proc: how far it has read a file (progress
+displays only) and its peak resident memory.
 
     >>> ReadOffset(Path("/nonexistent")).position() is None
+    True
+    >>> peak_rss_kib("nonexistent") is None
     True
 """
 
@@ -43,3 +46,22 @@ class ReadOffset:
         except OSError:
             return None
         return None
+
+
+def peak_rss_kib(pid: int | str = "self") -> int | None:
+    """The peak resident set size of process ``pid`` in KiB (``VmHWM``), or None when
+    /proc cannot tell.
+
+    Not ``ru_maxrss``: Linux carries it over ``fork`` and ``exec``, so a run started by
+    a large process (``taxi-rsp report``, a benchmark under pytest) would report its
+    parent's memory at the fork as its own. ``VmHWM`` belongs to the process's own
+    address space, which ``exec`` replaces.
+    """
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None

@@ -24,7 +24,7 @@ from taxi_rsp.feeder import Feeder
 from taxi_rsp.listener import DebsTopKWriter
 from taxi_rsp.outputs.atomic import AtomicOutputs
 from taxi_rsp.outputs.summary import data_warnings
-from taxi_rsp.procfs import ReadOffset
+from taxi_rsp.procfs import ReadOffset, peak_rss_kib
 from taxi_rsp.rdf.events import GraphEvent
 from taxi_rsp.rdf.namespaces import STREAMS
 from taxi_rsp.session import QuerySource, Session, SessionConfig, resolve_query
@@ -188,8 +188,12 @@ class _InputWatch:
 
 
 def _peak_rss_mib() -> float:
-    """Peak resident set size of this process so far (ru_maxrss is in KiB on Linux)."""
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    """Peak resident set size of this process so far: VmHWM (see
+    :func:`~taxi_rsp.procfs.peak_rss_kib`), ru_maxrss where /proc has none."""
+    kib = peak_rss_kib()
+    if kib is None:
+        kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    return round(kib / 1024, 1)
 
 
 def _warnings(session: Session, watch: _InputWatch) -> list[str]:

@@ -106,3 +106,16 @@ def test_parameters_bind_windows() -> None:
 def test_unsupported_constructs_are_refused(text: str, words: str) -> None:
     with pytest.raises(UnsupportedQueryError, match=words):
         translate_query(parse_query(text))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("SELECT ?x WHERE { ?x ?p ?o }", False),
+    ("SELECT ?x WHERE { ?x ?p ?o FILTER(?o < NOW()) }", True),
+    ("SELECT ?x WHERE { ?x ?p ?o FILTER NOT EXISTS { ?x ?q ?t FILTER(?t > NOW()) } }", True),
+    ("SELECT ?x WHERE { { SELECT ?x (NOW() AS ?n) WHERE { ?x ?p ?o } } }", True),
+    ("SELECT ?x WHERE { ?x ?p ?o } ORDER BY (NOW() - ?o)", True),
+    ("SELECT ?x (COUNT(?o) AS ?c) WHERE { ?x ?p ?o } GROUP BY ?x HAVING (MAX(?o) < NOW())", True),
+    ("SELECT ?x WHERE { ?x <http://ex/now> ?o BIND('NOW()' AS ?s) }", False),
+])
+def test_calls_finds_a_function_anywhere_in_a_query(text: str, expected: bool) -> None:
+    assert ast.calls(parse_query(text), "NOW") is expected

@@ -155,3 +155,19 @@ def test_summary_records_peak_rss_at_line_checkpoints(tmp_path: Path) -> None:
     rss = summary["rss_mib_at_lines"]
     assert list(rss) == ["10", "50"]  # 500 was never reached
     assert 10 < rss["10"] <= rss["50"] <= summary["peak_rss_mib"] < 4096
+
+
+def test_peak_rss_is_the_run_s_own_not_its_parent_s(tmp_path: Path) -> None:
+    """Linux carries ``ru_maxrss`` over fork and exec: a run started by a process
+    holding 600 MiB (as `taxi-rsp report` or a benchmark under pytest may) reported
+    that as its own peak. The summary reads the run's own high-water mark instead."""
+    data = tmp_path / "in.csv"
+    steady_stream(data, hours=1, per_minute=2)
+    out = tmp_path / "out"
+    ballast = bytearray(600 * 2**20)
+    ballast[::4096] = b"\x01" * len(ballast[::4096])  # touched: resident in this process
+    done = subprocess.run([sys.executable, "-m", "taxi_rsp.cli", "run", str(data), "--out", str(out)],
+                          capture_output=True, text=True, timeout=300, check=False)
+    del ballast
+    assert done.returncode == 0, done.stderr
+    assert 10 < json.loads((out / "summary.json").read_text())["peak_rss_mib"] < 400

@@ -76,3 +76,20 @@ def test_ask_is_a_boolean_stream() -> None:
     stream.send(0.5, ("ex:b", "ex:v", 2))
     stream.send(3, ("ex:c", "ex:v", 1))  # time advances past 1.5, where ex:b leaves
     assert [(m, rows) for m, _, rows in stream.values()] == [(0, [(False,)]), (0.5, [(True,)]), (1.5, [(False,)])]
+
+
+def test_now_inside_a_sub_select_next_to_a_query_without_it() -> None:
+    """Only queries that call NOW() set the instant's time (a per-event cost): a
+    sub-select's NOW() counts, and a query without it next to one with it changes nothing."""
+    engine = Engine()
+    plain = engine.register(PREFIX + "SELECT ?e WHERE { STREAM ex:stream [NOW] { ?e ex:v ?o } }", "plain")
+    clocked = engine.register(PREFIX + "SELECT ?e ?t WHERE { { SELECT ?e (NOW() AS ?t) WHERE { "
+                              "STREAM ex:stream [NOW] { ?e ex:v ?o } } } }", "clocked")
+    assert (plain.reads_clock, clocked.reads_clock) == (False, True)
+    stream = Stream(engine)
+    stream.send(0, ("ex:a", "ex:v", 1))
+    stream.send(7.5, ("ex:b", "ex:v", 2))
+    base = DateTime.parse("2013-01-01T00:00:00")
+    inserted = [(e, t - base) for o in stream.outputs if o.query is clocked and not o.trigger.is_expiry
+                for e, t in o.values()]
+    assert inserted == [(A, 0), (B, 450_000)]

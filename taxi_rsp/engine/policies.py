@@ -47,13 +47,16 @@ class EventTimeTick:
 
     def tick(self, query: RegisteredQuery, event: GraphEvent, view: EventView) -> None:
         time = event.time
+        clocked = query.reads_clock
         expiry = query.next_expiry()
         while expiry is not None and expiry < time:
-            set_event_time(expiry)  # NOW() in rows derived at this instant
+            if clocked:
+                set_event_time(expiry)  # NOW() in rows derived at this instant
             query.expire(expiry)
             query.evaluate(Trigger(expiry))
             expiry = query.next_expiry()
-        set_event_time(time)
+        if clocked:
+            set_event_time(time)
         query.expire(time)
         if event.stream in query.streams:
             query.insert(event, view)

@@ -233,3 +233,24 @@ class Query:
     # registration errors with line:col; ``source`` names the query text
     positions: dict[str, Position] = field(default_factory=dict)
     source: str = "<query>"
+
+
+def calls(node: object, function: str) -> bool:
+    """Whether a :class:`Call` of ``function`` (upper case) occurs anywhere under
+    ``node`` (a query, a pattern or an expression; sub-queries and EXISTS included).
+
+    >>> calls(Filter(Call(">", (Call("NOW", ()), Var("t")))), "NOW")
+    True
+    >>> calls(Bind(Call("STR", (Var("x"),)), Var("y")), "NOW")
+    False
+    """
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Call) and item.op == function:
+            return True
+        if isinstance(item, (tuple, list)):
+            stack.extend(item)
+        elif hasattr(item, "__dataclass_fields__") and not isinstance(item, Term):
+            stack.extend(getattr(item, name) for name in item.__dataclass_fields__)
+    return False

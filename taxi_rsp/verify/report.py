@@ -245,7 +245,7 @@ def _html_table(header: list[str], rows: list[list[str]]) -> str:
 
 TABLE1_NOTE = ("Medians over {repeat} run(s) of each side, ranges min–max in brackets. Speed-up = baseline exec / "
                "engine exec. Exec time excludes starting Python or Spark; lines/s = input lines / exec time; "
-               "peak RSS: the engine process (ru_maxrss), the baseline's driver + JVM + Python workers (sampled "
+               "peak RSS: the engine process (its VmHWM), the baseline's driver + JVM + Python workers (sampled "
                "every 0.25 s). The two delay columns measure different things (see the module text): the engine's "
                "is end to end, the baseline's is compute only.")
 

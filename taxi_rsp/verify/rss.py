@@ -1,6 +1,6 @@
 """Peak resident memory of a process tree, sampled from /proc (Linux).
 
-The engine's peak RSS is exact (``ru_maxrss`` of its own process, in its summary). The
+The engine's peak RSS is exact (``VmHWM`` of its own process, in its summary). The
 Spark baseline's memory lives in a JVM and its Python workers, children of the JVM; the
 report samples the resident set of that tree (and of the driver process) every 0.25 s.
 """

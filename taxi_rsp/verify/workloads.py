@@ -80,7 +80,7 @@ def _load(folder: Path, queries: tuple[str, ...]) -> RunResult:
     samples = folder / "throughput.json"
     if samples.exists():
         result.throughput = [tuple(s) for s in json.loads(samples.read_text())]
-    result.peak_rss_mib = summary.get("peak_rss_mib")  # the engine's own ru_maxrss
+    result.peak_rss_mib = summary.get("peak_rss_mib")  # the engine's own VmHWM
     sampled = folder / PEAK_RSS_FILE
     if sampled.exists():  # the baseline's: driver + JVM + Python workers, sampled
         result.peak_rss_mib = json.loads(sampled.read_text()).get("peak_rss_mib")
