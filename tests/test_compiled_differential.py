@@ -322,3 +322,22 @@ def test_a_group_holding_unbound_arguments_hands_over_its_error_counts(template:
     their error counts too (AVG's count of values excludes them)."""
     query = PREFIX + template.replace("%s", EX)
     assert _outputs(query, events, compiled=True) == _outputs(query, events, compiled=False)
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_a_volatile_bind_under_a_top_k_keeps_one_value_per_row(compiled: bool) -> None:
+    """BIND(RAND() ...) right below ORDER BY ... LIMIT: each row draws its value once,
+    when it arrives; a top-k that extended only the rows it reports drew it anew at
+    every report (a group's row changed its ?r while the group stayed the same)."""
+    query = PREFIX + f"""SELECT ?k ?n ?r WHERE {{
+        {{ SELECT ?k (COUNT(*) AS ?n) WHERE {{ STREAM <{EX}stream> [RANGE 10m] {{ ?e ex:k ?k }} }} GROUP BY ?k }}
+        BIND(RAND() AS ?r) }} ORDER BY DESC(?n) ?k LIMIT 3"""
+    events = [(1, k, None, None) for k in "abcabcdab"]
+    explain: list[str] = []
+    outputs = _outputs(query, events, compiled=compiled, explain=explain)
+    assert ("CompiledTopK" in explain[0]) is compiled
+    reports = [{(k, n): r for k, n, r in rows} for _, _, rows, _ in outputs]
+    for before, after in zip(reports, reports[1:]):
+        for row in before.keys() & after.keys():  # the same group, unchanged: the same value
+            assert before[row] == after[row], row
+    assert sum(len(before.keys() & after.keys()) for before, after in zip(reports, reports[1:])) >= 8

@@ -104,7 +104,8 @@ class _Translator:
             exprs = list(self._modifier_exprs(query))
             for expr in exprs:
                 self._collect_aggregates(expr, aggregates)
-            node = P.Group(node, tuple(keys), tuple((var, agg) for agg, var in aggregates.items()))
+            node, pairs = self._grouped(node, aggregates)
+            node = P.Group(node, tuple(keys), pairs)
             aliases = {i.var.name for i in items or () if i.expr is not None} - set(keys)
             for having in query.having:
                 seen = _expr_var_names(having) & aliases
@@ -163,6 +164,20 @@ class _Translator:
         yield from query.having
         for condition in query.order_by:
             yield condition.expr
+
+    def _grouped(self, node: P.PlanNode, aggregates: dict[ast.Aggregate, str]
+                 ) -> tuple[P.PlanNode, tuple[tuple[str, ast.Aggregate], ...]]:
+        """``node`` with a BIND below the group for each volatile aggregate argument
+        (``SUM(RAND())``): a value drawn once per row, which a retraction takes back,
+        where the group would draw another one."""
+        pairs = []
+        for agg, var in aggregates.items():
+            if agg.arg is not None and ast.is_volatile(agg.arg):
+                drawn = self.fresh("drawn")
+                node = P.Extend(node, drawn, agg.arg)
+                agg = ast.Aggregate(agg.name, ast.Var(drawn), agg.distinct, agg.separator)
+            pairs.append((var, agg))
+        return node, tuple(pairs)
 
     def _collect_aggregates(self, expr: Any, found: dict[ast.Aggregate, str]) -> None:
         if isinstance(expr, ast.Aggregate):

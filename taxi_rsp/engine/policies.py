@@ -18,8 +18,10 @@ Report policies (chosen per query form when the query is registered):
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
+from taxi_rsp.engine.compiled.rows import tuple_getter
 from taxi_rsp.engine.expr import set_event_time
 from taxi_rsp.engine.ops.match import EventView
 from taxi_rsp.engine.report import QueryOutput, Trigger
@@ -77,17 +79,32 @@ class OnContentChange:
 
     def __init__(self) -> None:
         self.last: list[tuple] = []  # before the first report: the empty result
+        self._project: Callable[[tuple], tuple] | None = None  # the plan's projection, built once
 
     def report(self, query: RegisteredQuery, trigger: Trigger) -> QueryOutput | None:
         root = query.physical.ordered_root
         if not root.changed:
             return None
-        projection = query.physical.projection
-        snapshot = [tuple(row[i] if i is not None else None for i in projection) for row in root.snapshot()]
+        project = self._project
+        if project is None:
+            project = self._project = projector(query.physical.projection)
+        snapshot = [project(row) for row in root.snapshot()]
         if snapshot == self.last:
             return None
         self.last = snapshot
         return QueryOutput(query, trigger, query.columns, rows=snapshot)
+
+
+def projector(positions: tuple[int | None, ...]) -> Callable[[tuple], tuple]:
+    """``row -> the values at positions`` (None: an unbound column), in C when every
+    column is bound (a report projects each of its rows).
+
+    >>> projector((2, 0))((5, 6, 7)), projector((1, None))((5, 6))
+    ((7, 5), (6, None))
+    """
+    if None in positions:
+        return lambda row: tuple(row[i] if i is not None else None for i in positions)
+    return tuple_getter(positions)  # type: ignore[arg-type]
 
 
 class IstreamDstream:

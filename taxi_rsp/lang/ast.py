@@ -254,3 +254,24 @@ def calls(node: object, function: str) -> bool:
         elif hasattr(item, "__dataclass_fields__") and not isinstance(item, Term):
             stack.extend(getattr(item, name) for name in item.__dataclass_fields__)
     return False
+
+
+# Functions with another value at every call (SPARQL 1.1 §17.4: RAND, NOW, UUID,
+# STRUUID; BNODE() without an argument too, see is_volatile)
+VOLATILE_FUNCTIONS = frozenset({"NOW", "RAND", "UUID", "STRUUID"})
+
+
+def is_volatile(expr: object) -> bool:
+    """Whether two evaluations of ``expr`` on one row may differ: such a value must be
+    computed once per row and remembered, never recomputed (for a retraction, say).
+
+    >>> is_volatile(Call("+", (Var("x"), Call("RAND", ()))))
+    True
+    >>> is_volatile(Call("BNODE", (Var("x"),)))
+    False
+    """
+    if not isinstance(expr, Call):
+        return False
+    if expr.op in VOLATILE_FUNCTIONS or (expr.op == "BNODE" and not expr.args):
+        return True
+    return any(is_volatile(arg) for arg in expr.args)

@@ -321,9 +321,11 @@ class PlanBuilder:
 
     def _fuse_extends(self, child: Operator, topk: CompiledTopK) -> bool:
         """BIND steps right below a compiled top-k move into it: their producer feeds
-        the top-k, which extends only the rows it reports."""
+        the top-k, which extends only the rows it reports. Not a volatile one (RAND(),
+        NOW()...): each report would compute it anew, where a row's value is fixed once."""
         steps = child._descriptions if isinstance(child, MapOp) else None
-        if not steps or any(not isinstance(step, P.Extend) for step in steps) or id(child) in self._consumed:
+        if not steps or any(not isinstance(step, P.Extend) or ast.is_volatile(step.expr) for step in steps) \
+                or id(child) in self._consumed:
             return False
         for op in self.operators:
             op._sinks[:] = [topk.push if sink == child.push else sink for sink in op._sinks]

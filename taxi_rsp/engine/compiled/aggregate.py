@@ -52,7 +52,7 @@ from taxi_rsp.engine.ops.match import BGPMatcher, EventView
 from taxi_rsp.engine.ops.window import WindowScan
 from taxi_rsp.engine.ops.window_kinds import RangeWindow
 from taxi_rsp.lang import ast
-from taxi_rsp.lang.ast import WindowSpec
+from taxi_rsp.lang.ast import WindowSpec, is_volatile
 from taxi_rsp.rdf.dictionary import (
     INLINE_FLAG,
     PAYLOAD_MASK,
@@ -460,6 +460,8 @@ def fuse_group(window: WindowScan, keys: tuple[str, ...], aggregates: list, dict
     if (type(window.kind) is not RangeWindow  # RANGE or NOW; not SLIDE, TRIPLES or ALL
             or window._specs is None or len(window._outputs) != 1):
         return None
+    if any(is_volatile(getattr(spec.description, "expr", None)) for spec in window._specs):
+        return None  # its reference mode derives a row again at expiry: RAND() would differ
     if any(agg.distinct or agg.name not in FUSABLE for _, agg in aggregates):
         return None
     specs = [(var, agg.name, agg.distinct, agg.arg,

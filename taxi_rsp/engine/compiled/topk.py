@@ -78,6 +78,7 @@ class CompiledTopK(Operator):
         self._extends: list[tuple[str, Any]] = []
         self._input_schema = schema
         self._extend_row = None
+        self._extensions: dict[Row, Row] = {}  # the rows of the last snapshot, extended
         self._sorted: list[tuple] = []  # the head: the best keys, in order
         self._rest: dict[Row, tuple] = {}  # row -> key of the held rows outside the head
         self._held: dict[Row, list] = {}  # row -> [key, multiplicity]
@@ -344,8 +345,23 @@ class CompiledTopK(Operator):
                 break
         rows = rows[self.offset:wanted]
         if self._extend_row is not None:
-            rows = [self._extended(row) for row in rows]
+            rows = self._extend_reported(rows)
         return rows
+
+    def _extend_reported(self, rows: list[Row]) -> list[Row]:
+        """The fused BINDs on the reported rows; a row reported last time too (most
+        are) reuses its extension (fused BINDs are deterministic: see fuse_extends)."""
+        extend, before = self._extend_row, self._extensions
+        now: dict[Row, Row] = {}
+        out = []
+        for row in rows:
+            extended = now.get(row) or before.get(row)
+            if extended is None:
+                extended = extend(row)  # type: ignore[misc]
+            now[row] = extended
+            out.append(extended)
+        self._extensions = now
+        return out
 
     def flush(self) -> None:
         if self.mode == "reference":

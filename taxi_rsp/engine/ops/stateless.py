@@ -3,16 +3,20 @@ the plan builder fuses into windows.
 
 Stateless operators need no memory for retractions: the same input row always gives
 the same output row, so a negative tuple is transformed exactly like its positive one.
+The exception is a volatile expression (RAND(), NOW(), UUID()...: another value at every
+evaluation): a :class:`MapOp` with one remembers what each held row became, and a
+retraction takes back exactly that.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from taxi_rsp.algebra.plan import FusedStep
+from taxi_rsp.algebra.plan import Extend, Filter, FusedStep
 from taxi_rsp.engine.codegen import compile_chunk
 from taxi_rsp.engine.expr import Compiled, ExprError, ebv
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
+from taxi_rsp.lang.ast import is_volatile
 from taxi_rsp.rdf.dictionary import Dictionary
 
 Step = Callable[[Row], Row | None]
@@ -65,6 +69,8 @@ class MapOp(Operator):
         self._input_schema = input_schema
         self._labels = [label]
         self._chain: Step | None = None
+        # with a volatile step: input row -> [its output (None: dropped), times held]
+        self._remembered: dict[Row, list] | None = {} if _volatile(description) else None
 
     @property
     def label(self) -> str:
@@ -74,6 +80,8 @@ class MapOp(Operator):
         """Append a step (only before the first row)."""
         self._steps.append(step)
         self._labels.append(label)
+        if self._remembered is None and _volatile(description):
+            self._remembered = {}
         if self._descriptions is not None:
             if description is None:
                 self._descriptions = None
@@ -107,6 +115,9 @@ class MapOp(Operator):
         chain = self._chain
         if chain is None:
             chain = self._compile_chain(deltas[0][0])
+        if self._remembered is not None:
+            self._push_remembering(deltas, chain)
+            return
         out = []
         for row, mult in deltas:
             result = chain(row)
@@ -114,8 +125,36 @@ class MapOp(Operator):
                 out.append((result, mult))
         self.emit(out)
 
+    def _push_remembering(self, deltas: list[Delta], chain: Step) -> None:
+        """A volatile chain runs once per held row; its retraction repeats that output."""
+        remembered = self._remembered
+        assert remembered is not None
+        out = []
+        for row, mult in deltas:
+            held = remembered.get(row)
+            if held is None:
+                if mult < 0:
+                    raise ValueError(f"retraction of a row that is not held: {row!r}")
+                held = remembered[row] = [chain(row), 0]
+            held[1] += mult
+            if held[1] <= 0:
+                if held[1] < 0:
+                    raise ValueError(f"retraction below zero for row {row!r}")
+                del remembered[row]
+            if held[0] is not None:
+                out.append((held[0], mult))
+        self.emit(out)
+
+    def state_size(self) -> int:
+        return 0 if self._remembered is None else len(self._remembered)
+
     def describe(self) -> str:
-        return self.label
+        return self.label + (" (remembers its volatile values)" if self._remembered is not None else "")
+
+
+def _volatile(description: FusedStep | None) -> bool:
+    """Whether a step computes a volatile expression (see :func:`~taxi_rsp.lang.ast.is_volatile`)."""
+    return isinstance(description, (Extend, Filter)) and is_volatile(description.expr)
 
 
 class UnionOp(Operator):
