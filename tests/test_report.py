@@ -91,3 +91,15 @@ def test_plots_render_in_headless_chromium(report: Path, tmp_path: Path) -> None
     assert all(w >= 400 and h >= 200 for w, h in sizes), sizes
     tables = re.search(r'data-tables="([^"]*)"', dom)
     assert tables and [int(n) for n in tables.group(1).split()] == [4, 1]  # Table 1: 4 rows; the sweep: 1
+
+
+def test_a_report_from_reused_run_folders_says_so(report: Path) -> None:
+    """`--reuse` reads the run folders an earlier command left (their commit and machine
+    may differ from the report's): the header names them and the command keeps the flag.
+    Runs last in this module: it rewrites the shared report."""
+    assert cli_main(["report", str(report.parent / "slice.csv"), "--out", str(report), "--sweep", "30",
+                     "--repeat", "2", "--reuse"]) == 0
+    text = (report / "report.md").read_text(encoding="utf-8")
+    assert "--repeat 2 --reuse`" in text
+    assert "* Reused (`--reuse`: read from the run folders of an earlier command, not run again): " \
+           "baseline q1, q2, mixed; engine q1, q2, mixed" in text

@@ -95,7 +95,8 @@ def main(args: argparse.Namespace) -> int:
              else run_pair(args.input, runs, w, spark, bytes_per_line, args.reuse, steps, args.repeat)
              for w in sweep_workloads(windows)]
     command = shlex.join(["taxi-rsp", "report", str(args.input), "--out", str(args.out), "--sweep", args.sweep,
-                          "--workloads", args.workloads, "--repeat", str(args.repeat)])
+                          "--workloads", args.workloads, "--repeat", str(args.repeat),
+                          *(["--reuse"] if args.reuse else [])])
     if args.map_at is not None:
         command = shlex.join([*shlex.split(command), "--map-at", args.map_at])
     context = Context(args.input, lines, describe_machine(), command, args.repeat, args.map_at)

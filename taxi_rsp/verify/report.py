@@ -250,6 +250,17 @@ TABLE1_NOTE = ("Medians over {repeat} run(s) of each side, ranges min–max in b
                "is end to end, the baseline's is compute only.")
 
 
+def reused_runs(pairs: Sequence[Pair]) -> str:
+    """Which sides of which workloads were read from earlier run folders (empty: none),
+    e.g. ``baseline q1, q2; engine none``: their commit and machine may differ."""
+    sides = []
+    for side in ("baseline", "engine"):
+        names = list(dict.fromkeys(p.workload.name for p in pairs if any(r.reused for r in getattr(p, side + "s"))))
+        if names:
+            sides.append(f"{side} {', '.join(names)}")
+    return "; ".join(sides)
+
+
 def write_report(out: Path, pairs: Sequence[Pair], sweep: Sequence[Pair], context: Context) -> list[Path]:
     """Write report.md (figures as PNG files next to it) and a self-contained report.html."""
     figures = make_figures(pairs, sweep, context)
@@ -257,6 +268,9 @@ def write_report(out: Path, pairs: Sequence[Pair], sweep: Sequence[Pair], contex
     facts = [f"Data: `{context.data_file}` ({context.lines:,} lines)", f"Machine: {context.machine}",
              f"Commit: {_git_commit()}, generated {stamp}", f"Command: `{context.command}`",
              f"Repetitions: {context.repeat} run(s) of each workload on each side"]
+    reused = reused_runs([*pairs, *sweep])
+    if reused:
+        facts.append(f"Reused (`--reuse`: read from the run folders of an earlier command, not run again): {reused}")
     t1 = table1_rows(pairs)
     flagged = flagged_windows(sweep)
     sw = sweep_rows(sweep, flagged)

@@ -66,6 +66,7 @@ class RunResult:
     delays: dict[str, np.ndarray] = field(default_factory=dict)
     throughput: list[tuple[float, float]] = field(default_factory=list)  # (seconds, lines/s)
     peak_rss_mib: float | None = None
+    reused: bool = False  # read from a folder an earlier command left (report --reuse)
 
     @property
     def lines_per_second(self) -> float | None:
@@ -74,9 +75,9 @@ class RunResult:
         return self.summary["lines_read"] / seconds if seconds else None
 
 
-def _load(folder: Path, queries: tuple[str, ...]) -> RunResult:
+def _load(folder: Path, queries: tuple[str, ...], reused: bool = False) -> RunResult:
     summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
-    result = RunResult(folder, summary, {q: read_delays(folder / f"{q}.csv") for q in queries})
+    result = RunResult(folder, summary, {q: read_delays(folder / f"{q}.csv") for q in queries}, reused=reused)
     samples = folder / "throughput.json"
     if samples.exists():
         result.throughput = [tuple(s) for s in json.loads(samples.read_text())]
@@ -106,7 +107,8 @@ Progress = Callable[[float | None], None]  # fraction of the input read so far (
 def run_engine(input_path: Path, folder: Path, workload: Workload, bytes_per_line: float,
                reuse: bool, progress: Progress = lambda fraction: None) -> RunResult:
     """`taxi-rsp run` as a subprocess, sampling how fast it reads its input."""
-    if not (reuse and (folder / "summary.json").exists()):
+    reused = reuse and (folder / "summary.json").exists()
+    if not reused:
         command = [sys.executable, "-m", "taxi_rsp", "run", str(input_path), "--out", str(folder),
                    "--no-progress", "--force", *workload.args()]
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -124,7 +126,7 @@ def run_engine(input_path: Path, folder: Path, workload: Workload, bytes_per_lin
         if process.returncode != 0:
             raise UserError(f"engine run failed ({workload.name}): {process.stderr.read().strip()[-300:]}")
         (folder / "throughput.json").write_text(json.dumps(samples))
-    return _load(folder, workload.queries)
+    return _load(folder, workload.queries, reused)
 
 
 def run_baseline_workload(input_path: Path, folder: Path, workload: Workload, spark: Callable[[], object],
@@ -132,7 +134,8 @@ def run_baseline_workload(input_path: Path, folder: Path, workload: Workload, sp
     """The Spark baseline for one workload, in this process; ``spark()`` gives the session
     (called only when a run is needed, so a report from existing folders needs no Spark).
     The peak RSS of this process, the JVM and its Python workers is sampled meanwhile."""
-    if not (reuse and (folder / "summary.json").exists()):
+    reused = reuse and (folder / "summary.json").exists()
+    if not reused:
         from taxi_rsp.baseline.run import BaselineSettings, run_baseline
 
         session = spark()
@@ -142,7 +145,7 @@ def run_baseline_workload(input_path: Path, folder: Path, workload: Workload, sp
         (folder / PEAK_RSS_FILE).write_text(json.dumps({
             "peak_rss_mib": peak.mib, "what": "resident MiB of the driver process, the JVM and its "
             "Python workers, sampled every 0.25 s during the run"}))
-    return _load(folder, workload.queries)
+    return _load(folder, workload.queries, reused)
 
 
 def _jvm_pid() -> list[int]:
