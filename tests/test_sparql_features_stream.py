@@ -155,3 +155,18 @@ def test_the_volatile_functions_are_the_ones_the_evaluator_draws_anew() -> None:
     from taxi_rsp.lang.ast import VOLATILE_FUNCTIONS
 
     assert set(_VOLATILE) == VOLATILE_FUNCTIONS
+
+
+def test_two_queries_with_the_same_random_bind_draw_their_own_values() -> None:
+    """Identical window chains are computed once per event for every query; a volatile
+    step is not shared: each query (and each STREAM block) draws its own RAND()."""
+    engine = Engine()
+    text = PREFIX + "SELECT ?e ?r WHERE { STREAM ex:stream [RANGE 1m] { ?e ex:v ?o } BIND(RAND() AS ?r) }"
+    first, second = engine.register(text, "first"), engine.register(text + " ", "second")
+    stream = Stream(engine)
+    for i in range(5):
+        stream.send(i * 2, (f"ex:e{i}", "ex:v", i))
+    drawn = {query.name: [r for o in stream.outputs if o.query is query for _, r in o.values()]
+             for query in (first, second)}
+    assert len(drawn["first"]) == len(drawn["second"]) == 5
+    assert all(a != b for a, b in zip(drawn["first"], drawn["second"]))

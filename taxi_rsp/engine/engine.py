@@ -28,6 +28,7 @@ from taxi_rsp.engine.policies import EventTimeTick, TickPolicy
 from taxi_rsp.engine.query import Listener, RegisteredQuery
 from taxi_rsp.engine.static import StaticStore
 from taxi_rsp.errors import UserError
+from taxi_rsp.lang.ast import draws
 from taxi_rsp.lang.parser import parse_query
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.events import GraphEvent
@@ -79,7 +80,8 @@ class Engine:
         logical = translate_query(ast)
         logical.root = optimize(logical.root)
         key = (repr(logical.root), logical.form, logical.projection, repr(ast.template))
-        leader = self._by_plan.get(key) if self.share_pipelines else None
+        shareable = self.share_pipelines and not draws(ast)  # RAND(): each query its own draws
+        leader = self._by_plan.get(key) if shareable else None
         if leader is not None:
             query = RegisteredQuery(name, ast, logical, leader.physical, self.dictionary, leader=leader,
                                     source=source)
@@ -89,7 +91,8 @@ class Engine:
                                    compiled=self.compiled,
                                    join_routing=self.config.join_routing).build_query(logical)
             query = RegisteredQuery(name, ast, logical, physical, self.dictionary, source=source)
-            self._by_plan.setdefault(key, query)
+            if shareable:
+                self._by_plan.setdefault(key, query)
             self._leaders.append(query)
         if listener is not None:
             query.listeners.append(listener)

@@ -38,8 +38,11 @@ class StepSpec:
 
     @property
     def signature(self) -> tuple:
-        """What makes two steps the same computation (variable names do not matter)."""
+        """What makes two steps the same computation (variable names do not matter). A
+        volatile step (RAND()...) is like no other: each draws its own values."""
         step = self.description
+        if isinstance(step, (P.Filter, P.Extend)) and ast.is_volatile(step.expr):
+            return ("volatile", id(self))
         if isinstance(step, P.Filter):
             return ("filter", canonical(step.expr, self.schema_in))
         if isinstance(step, P.Extend):

@@ -7,6 +7,7 @@ this tree into a logical plan following SPARQL 1.1 §18.2.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from taxi_rsp.rdf.terms import Term
@@ -244,10 +245,24 @@ def calls(node: object, function: str) -> bool:
     >>> calls(Bind(Call("STR", (Var("x"),)), Var("y")), "NOW")
     False
     """
+    return _any_call(node, lambda call: call.op == function)
+
+
+def draws(node: object) -> bool:
+    """Whether a volatile call (see :func:`is_volatile`) occurs anywhere under ``node``:
+    two registrations of such a query draw different values, so they share no plan.
+
+    >>> draws(Filter(Call("<", (Call("RAND", ()), Const(0.5))))), draws(Filter(Var("x")))
+    (True, False)
+    """
+    return _any_call(node, lambda call: call.op in VOLATILE_FUNCTIONS or (call.op == "BNODE" and not call.args))
+
+
+def _any_call(node: object, test: Callable[[Call], bool]) -> bool:
     stack = [node]
     while stack:
         item = stack.pop()
-        if isinstance(item, Call) and item.op == function:
+        if isinstance(item, Call) and test(item):
             return True
         if isinstance(item, (tuple, list)):
             stack.extend(item)
