@@ -21,6 +21,7 @@ from taxi_rsp.lang.ast import (
     TriplePattern,
     Var,
     WindowSpec,
+    is_volatile,
 )
 
 
@@ -266,6 +267,13 @@ PlanNode = (
 # The stateless nodes the planner fuses into windows and map operators; a fused step is
 # described by the plan node it implements (the code generator compiles from it).
 FusedStep = Filter | Extend | Project
+
+
+def volatile_step(step: FusedStep | None) -> bool:
+    """Whether a fused step computes a volatile expression (RAND()...: see
+    :func:`~taxi_rsp.lang.ast.is_volatile`): such a step is run once per row and never
+    shared, recomputed or moved to where it would run again."""
+    return isinstance(step, (Filter, Extend)) and is_volatile(step.expr)
 
 
 @dataclass

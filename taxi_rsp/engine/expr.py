@@ -709,8 +709,8 @@ def _compile_call(expr: ast.Call, schema: dict[str, int], dictionary: Dictionary
 def _is_constant(expr: Any) -> bool:
     if isinstance(expr, (ast.Const, IRI, BNode)):
         return True
-    return (isinstance(expr, ast.Call) and expr.op not in ("BOUND", "BNODE_IN") and expr.op not in _VOLATILE
-            and not (expr.op == "BNODE" and not expr.args) and all(_is_constant(a) for a in expr.args))
+    return (isinstance(expr, ast.Call) and expr.op not in ("BOUND", "BNODE_IN") and not ast.volatile_call(expr)
+            and all(_is_constant(a) for a in expr.args))
 
 
 def _floor_division(rounding: str, left: Compiled, right: Compiled) -> Compiled:

@@ -41,7 +41,7 @@ class StepSpec:
         """What makes two steps the same computation (variable names do not matter). A
         volatile step (RAND()...) is like no other: each draws its own values."""
         step = self.description
-        if isinstance(step, (P.Filter, P.Extend)) and ast.is_volatile(step.expr):
+        if P.volatile_step(step):
             return ("volatile", id(self))
         if isinstance(step, P.Filter):
             return ("filter", canonical(step.expr, self.schema_in))

@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
-from taxi_rsp.engine.compiled.rows import tuple_getter
+from taxi_rsp.engine.ops.stateless import project_step
 from taxi_rsp.engine.expr import set_event_time
 from taxi_rsp.engine.ops.match import EventView
 from taxi_rsp.engine.report import QueryOutput, Trigger
@@ -87,24 +87,12 @@ class OnContentChange:
             return None
         project = self._project
         if project is None:
-            project = self._project = projector(query.physical.projection)
+            project = self._project = project_step(query.physical.projection)
         snapshot = [project(row) for row in root.snapshot()]
         if snapshot == self.last:
             return None
         self.last = snapshot
         return QueryOutput(query, trigger, query.columns, rows=snapshot)
-
-
-def projector(positions: tuple[int | None, ...]) -> Callable[[tuple], tuple]:
-    """``row -> the values at positions`` (None: an unbound column), in C when every
-    column is bound (a report projects each of its rows).
-
-    >>> projector((2, 0))((5, 6, 7)), projector((1, None))((5, 6))
-    ((7, 5), (6, None))
-    """
-    if None in positions:
-        return lambda row: tuple(row[i] if i is not None else None for i in positions)
-    return tuple_getter(positions)  # type: ignore[arg-type]
 
 
 class IstreamDstream:
@@ -122,11 +110,11 @@ class IstreamDstream:
             pending[row] += mult
 
     def changes(self, query: RegisteredQuery) -> tuple[list[tuple], list[tuple]]:
-        projection = query.physical.projection
+        project = project_step(query.physical.projection)
         inserted: list[tuple] = []
         deleted: list[tuple] = []
         for row, mult in self.pending.items():
-            projected = tuple(row[i] if i is not None else None for i in projection)
+            projected = project(row)
             if mult > 0:
                 inserted.extend([projected] * mult)
             elif mult < 0:

@@ -255,7 +255,7 @@ def draws(node: object) -> bool:
     >>> draws(Filter(Call("<", (Call("RAND", ()), Const(0.5))))), draws(Filter(Var("x")))
     (True, False)
     """
-    return _any_call(node, lambda call: call.op in VOLATILE_FUNCTIONS or (call.op == "BNODE" and not call.args))
+    return _any_call(node, volatile_call)
 
 
 def _any_call(node: object, test: Callable[[Call], bool]) -> bool:
@@ -287,6 +287,9 @@ def is_volatile(expr: object) -> bool:
     """
     if not isinstance(expr, Call):
         return False
-    if expr.op in VOLATILE_FUNCTIONS or (expr.op == "BNODE" and not expr.args):
-        return True
-    return any(is_volatile(arg) for arg in expr.args)
+    return volatile_call(expr) or any(is_volatile(arg) for arg in expr.args)
+
+
+def volatile_call(call: Call) -> bool:
+    """Whether this call itself draws a new value each time (its arguments aside)."""
+    return call.op in VOLATILE_FUNCTIONS or (call.op == "BNODE" and not call.args)

@@ -324,7 +324,7 @@ class PlanBuilder:
         the top-k, which extends only the rows it reports. Not a volatile one (RAND(),
         NOW()...): each report would compute it anew, where a row's value is fixed once."""
         steps = child._descriptions if isinstance(child, MapOp) else None
-        if not steps or any(not isinstance(step, P.Extend) or ast.is_volatile(step.expr) for step in steps) \
+        if not steps or any(not isinstance(step, P.Extend) or P.volatile_step(step) for step in steps) \
                 or id(child) in self._consumed:
             return False
         for op in self.operators:

@@ -43,6 +43,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
+from taxi_rsp.algebra.plan import volatile_step
 from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss, type_codes
 from taxi_rsp.engine.expr import Compiled, ExprError
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
@@ -52,7 +53,7 @@ from taxi_rsp.engine.ops.match import BGPMatcher, EventView
 from taxi_rsp.engine.ops.window import WindowScan
 from taxi_rsp.engine.ops.window_kinds import RangeWindow
 from taxi_rsp.lang import ast
-from taxi_rsp.lang.ast import WindowSpec, is_volatile
+from taxi_rsp.lang.ast import WindowSpec
 from taxi_rsp.rdf.dictionary import (
     INLINE_FLAG,
     PAYLOAD_MASK,
@@ -246,12 +247,7 @@ class CompiledAggregate(Operator):
 
     def _apply_lines(self, args: list[str], pad: str) -> list[str]:
         lines = [f"entries.append((expiry, row, key{''.join(', ' + a for a in args)}))",
-                 "st = groups.get(key)",
-                 "if st is None:",
-                 f"    st = groups[key] = [0, None{''.join(', ' + self._init(j) for j in range(len(args)))}]",
-                 "if key not in dirty:",
-                 "    dirty[key] = st[1]",
-                 "st[0] += 1"]
+                 *group_state_source(''.join(', ' + self._init(j) for j in range(len(args))), "1")]
         if self._implicit:
             lines.append("st[-1] = 1  # the one group has seen a row (see _result, SUM)")
         for j, a in enumerate(args):
@@ -429,6 +425,18 @@ def int_id_source(value: str) -> str:
             f" else _int_id(_v))")
 
 
+def group_state_source(initial: str, added: str) -> list[str]:
+    """Source lines that find (or create with ``[0, None{initial}]``) the state ``st`` of
+    group ``key``, note its last output in ``dirty`` once per instant, and add ``added``
+    rows to its count: the start of every generated ``apply``."""
+    return ["st = groups.get(key)",
+            "if st is None:",
+            f"    st = groups[key] = [0, None{initial}]",
+            "if key not in dirty:",
+            "    dirty[key] = st[1]",
+            f"st[0] += {added}"]
+
+
 def flush_source(results: list[str]) -> list[str]:
     """Source of a generated ``flush()``: for each group touched since the last one, its
     new row (key + ``results``, the aggregate id expressions over state ``st``) or None
@@ -460,7 +468,7 @@ def fuse_group(window: WindowScan, keys: tuple[str, ...], aggregates: list, dict
     if (type(window.kind) is not RangeWindow  # RANGE or NOW; not SLIDE, TRIPLES or ALL
             or window._specs is None or len(window._outputs) != 1):
         return None
-    if any(is_volatile(getattr(spec.description, "expr", None)) for spec in window._specs):
+    if any(volatile_step(spec.description) for spec in window._specs):
         return None  # its reference mode derives a row again at expiry: RAND() would differ
     if any(agg.distinct or agg.name not in FUSABLE for _, agg in aggregates):
         return None

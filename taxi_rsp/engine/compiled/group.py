@@ -24,7 +24,8 @@ from fractions import Fraction
 from typing import Any
 
 from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss, type_codes
-from taxi_rsp.engine.compiled.aggregate import FUSABLE, CompiledAggregate, _Deopt, flush_source, int_id_source
+from taxi_rsp.engine.compiled.aggregate import (FUSABLE, CompiledAggregate, _Deopt, flush_source,
+                                               group_state_source, int_id_source)
 from taxi_rsp.engine.expr import Compiled, ExprError
 from taxi_rsp.engine.ops.aggregates import Count, Max, Median, Min, Sum
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
@@ -186,12 +187,7 @@ class CompiledGroup(Operator):
         n = len(args)
         empty = "".join(", " + ("[]" if self._aggs[j][0] in ("MIN", "MAX", "MEDIAN") else "0") for j in range(n))
         src = ["", f"def {name}(key, mult{''.join(', ' + a for a in args)}):",
-               "    st = groups.get(key)",
-               "    if st is None:",
-               f"        st = groups[key] = [0, None{empty}{', 0' * (2 * n)}]",
-               "    if key not in dirty:",
-               "        dirty[key] = st[1]",
-               "    st[0] += mult"]
+               *("    " + line for line in group_state_source(f"{empty}{', 0' * (2 * n)}", "mult"))]
         if self._implicit:
             src.append("    st[-1] = 1")
         for j, a in enumerate(args):

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from taxi_rsp.algebra.plan import Extend, Filter, FusedStep
+from taxi_rsp.algebra.plan import FusedStep, volatile_step
 from taxi_rsp.engine.codegen import compile_chunk
 from taxi_rsp.engine.expr import Compiled, ExprError, ebv
+from taxi_rsp.engine.compiled.rows import tuple_getter
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
-from taxi_rsp.lang.ast import is_volatile
 from taxi_rsp.rdf.dictionary import Dictionary
 
 Step = Callable[[Row], Row | None]
@@ -44,7 +44,16 @@ def extend_step(expr: Compiled, dictionary: Dictionary) -> Step:
     return step
 
 
-def project_step(positions: tuple[int | None, ...]) -> Step:
+def project_step(positions: tuple[int | None, ...]) -> Callable[[Row], Row]:
+    """``row -> the values at positions`` (None: an unbound column), in C when every
+    column is bound (a report projects each of its rows with it too).
+
+    >>> project_step((2, 0))((5, 6, 7)), project_step((1, None))((5, 6))
+    ((7, 5), (6, None))
+    """
+    if None not in positions:
+        return tuple_getter(positions)  # type: ignore[arg-type]
+
     def step(row: Row) -> Row:
         return tuple(row[i] if i is not None else None for i in positions)
 
@@ -70,7 +79,7 @@ class MapOp(Operator):
         self._labels = [label]
         self._chain: Step | None = None
         # with a volatile step: input row -> [its output (None: dropped), times held]
-        self._remembered: dict[Row, list] | None = {} if _volatile(description) else None
+        self._remembered: dict[Row, list] | None = {} if volatile_step(description) else None
 
     @property
     def label(self) -> str:
@@ -80,7 +89,7 @@ class MapOp(Operator):
         """Append a step (only before the first row)."""
         self._steps.append(step)
         self._labels.append(label)
-        if self._remembered is None and _volatile(description):
+        if self._remembered is None and volatile_step(description):
             self._remembered = {}
         if self._descriptions is not None:
             if description is None:
@@ -150,11 +159,6 @@ class MapOp(Operator):
 
     def describe(self) -> str:
         return self.label + (" (remembers its volatile values)" if self._remembered is not None else "")
-
-
-def _volatile(description: FusedStep | None) -> bool:
-    """Whether a step computes a volatile expression (see :func:`~taxi_rsp.lang.ast.is_volatile`)."""
-    return isinstance(description, (Extend, Filter)) and is_volatile(description.expr)
 
 
 class UnionOp(Operator):
