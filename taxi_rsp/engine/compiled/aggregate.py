@@ -56,6 +56,7 @@ from taxi_rsp.lang import ast
 from taxi_rsp.lang.ast import WindowSpec
 from taxi_rsp.rdf.dictionary import (
     INLINE_FLAG,
+    PAYLOAD_BITS,
     PAYLOAD_MASK,
     PAYLOAD_MAX,
     PAYLOAD_MIN,
@@ -421,8 +422,8 @@ def int_id_source(value: str) -> str:
     """Source of the id of integer ``value`` (an expression without side effects):
     the inline id computed in place, :meth:`CompiledAggregate._int_id` only for an
     integer beyond the inline range (a call per result costs more than the bit test)."""
-    return (f"({_INT_HEAD} | (_v & {PAYLOAD_MASK}) if {PAYLOAD_MIN} <= (_v := {value}) <= {PAYLOAD_MAX}"
-            f" else _int_id(_v))")
+    return (f"({_INT_HEAD} + _v if 0 <= (_v := {value}) <= {PAYLOAD_MAX}"
+            f" else {_INT_HEAD + (1 << PAYLOAD_BITS)} + _v if {PAYLOAD_MIN} <= _v else _int_id(_v))")
 
 
 def group_state_source(initial: str, added: str) -> list[str]:

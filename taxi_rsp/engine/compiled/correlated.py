@@ -56,6 +56,9 @@ class CompiledCorrelated(Operator):
         self.source = ""
         self._left_key = tuple_getter([left.index(v) for v in self.shared])
         self._right_key = tuple_getter([right.index(v) for v in self.shared])
+        self._handed_over: list[bool] = []  # non-empty once the reference answers
+        self.push_left = self._left_side()
+        self.push_right = self._right_side()
 
     def describe(self) -> str:
         return f"Compiled{self._reference.describe()} ({self.mode})"
@@ -101,81 +104,99 @@ class CompiledCorrelated(Operator):
         return namespace["holds"]
 
     # -- deltas --------------------------------------------------------------------------
-    def push_left(self, deltas: list[Delta]) -> None:
-        if self.mode == "reference":
-            self._reference.push_left(deltas)
-            return
+    # push_left / push_right are closures over the state, built once (no attribute read
+    # per call: they run for every arrival and expiry of Q2's empty-taxi window).
+    def _left_side(self) -> Callable[[list[Delta]], None]:
         left, right, key_of, on_left = self._left, self._right, self._left_key, self._on_left
-        out: list[Delta] = []
-        for n, (row, mult) in enumerate(deltas):
-            key = key_of(row)
-            if None in key:
-                self._hand_over(out)
-                self._reference.push_left(deltas[n:])
-                return
-            rows = left.get(key)
-            entry = rows.get(row) if rows is not None else None
-            if entry is None:
-                if mult < 0:
-                    raise ValueError(f"retraction of an unknown left row {row!r}")
-                matches = 0
-                candidates = right.get(key)
-                if candidates:
-                    holds = self._holds
-                    if holds is None:
-                        matches = sum(candidates.values())
-                    else:
-                        for rrow, count in candidates.items():
-                            if holds(row, rrow):
-                                matches += count
-                entry = Entry(0, matches)
-                if rows is None:
-                    rows = left[key] = {}
-                rows[row] = entry
-            entry.mult += mult
-            on_left(row, entry, mult, out)
-            if entry.mult == 0:
-                del rows[row]
-                if not rows:
-                    del left[key]
-        self.emit(out)
+        sinks, handed_over, to_reference = self._sinks, self._handed_over, self._reference.push_left
 
-    def push_right(self, deltas: list[Delta]) -> None:
-        if self.mode == "reference":
-            self._reference.push_right(deltas)
-            return
-        left, right, key_of, on_right = self._left, self._right, self._right_key, self._on_right
-        out: list[Delta] = []
-        for n, (row, mult) in enumerate(deltas):
-            key = key_of(row)
-            if None in key:
-                self._hand_over(out)
-                self._reference.push_right(deltas[n:])
+        def push_left(deltas: list[Delta]) -> None:
+            if handed_over:
+                to_reference(deltas)
                 return
-            rows = left.get(key)
-            if rows:
-                holds = self._holds
-                for lrow, entry in rows.items():  # on_right only appends to out: rows stay as they are
-                    if holds is None or holds(lrow, row):
-                        before = entry.matches
-                        entry.matches += mult
-                        on_right(lrow, row, entry, before, mult, out)
-            held = right.get(key)
-            if held is None:
-                if mult < 0:
-                    raise ValueError(f"retraction of a row that is not held: {row!r}")
-                right[key] = {row: mult}
-                continue
-            count = held.get(row, 0) + mult
-            if count < 0:
-                raise ValueError(f"retraction below zero for row {row!r}")
-            if count:
-                held[row] = count
-            else:
-                del held[row]
-                if not held:
-                    del right[key]
-        self.emit(out)
+            out: list[Delta] = []
+            holds = self._holds  # replaced once, after the first pair (see _first_pair)
+            for n, (row, mult) in enumerate(deltas):
+                key = key_of(row)
+                if None in key:
+                    self._hand_over(out)
+                    to_reference(deltas[n:])
+                    return
+                rows = left.get(key)
+                entry = rows.get(row) if rows is not None else None
+                if entry is None:
+                    if mult < 0:
+                        raise ValueError(f"retraction of an unknown left row {row!r}")
+                    matches = 0
+                    candidates = right.get(key)
+                    if candidates:
+                        if holds is None:
+                            matches = sum(candidates.values())
+                        else:
+                            for rrow, count in candidates.items():
+                                if holds(row, rrow):
+                                    matches += count
+                            holds = self._holds
+                    entry = Entry(0, matches)
+                    if rows is None:
+                        rows = left[key] = {}
+                    rows[row] = entry
+                entry.mult += mult
+                on_left(row, entry, mult, out)
+                if entry.mult == 0:
+                    del rows[row]
+                    if not rows:
+                        del left[key]
+            if out:
+                for sink in sinks:
+                    sink(out)
+
+        return push_left
+
+    def _right_side(self) -> Callable[[list[Delta]], None]:
+        left, right, key_of, on_right = self._left, self._right, self._right_key, self._on_right
+        sinks, handed_over, to_reference = self._sinks, self._handed_over, self._reference.push_right
+
+        def push_right(deltas: list[Delta]) -> None:
+            if handed_over:
+                to_reference(deltas)
+                return
+            out: list[Delta] = []
+            holds = self._holds
+            for n, (row, mult) in enumerate(deltas):
+                key = key_of(row)
+                if None in key:
+                    self._hand_over(out)
+                    to_reference(deltas[n:])
+                    return
+                rows = left.get(key)
+                if rows:
+                    for lrow, entry in rows.items():  # on_right only appends to out: rows stay as they are
+                        if holds is None or holds(lrow, row):
+                            before = entry.matches
+                            entry.matches += mult
+                            on_right(lrow, row, entry, before, mult, out)
+                    holds = self._holds
+                held = right.get(key)
+                if held is None:
+                    if mult < 0:
+                        raise ValueError(f"retraction of a row that is not held: {row!r}")
+                    right[key] = {row: mult}
+                    continue
+                count = held.get(row, 0) + mult
+                if count < 0:
+                    raise ValueError(f"retraction below zero for row {row!r}")
+                if count:
+                    held[row] = count
+                else:
+                    del held[row]
+                    if not held:
+                        del right[key]
+            if out:
+                for sink in sinks:
+                    sink(out)
+
+        return push_right
 
     def _hand_over(self, pending: list[Delta]) -> None:
         """Emit what is pending, then load both sides into the reference operator."""
@@ -190,6 +211,7 @@ class CompiledCorrelated(Operator):
         self._left.clear()
         self._right.clear()
         self.mode = "reference"
+        self._handed_over.append(True)
 
 
 def compile_correlated(reference: _Correlated, left: tuple[str, ...], right: tuple[str, ...],

@@ -13,6 +13,8 @@ reference join, which answers from then on.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from taxi_rsp.engine.compiled.rows import tuple_getter
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.join import JoinOp
@@ -33,9 +35,13 @@ class CompiledJoin(Operator):
         self._left: dict[tuple, Row | dict[Row, int]] = {}
         self._right: dict[tuple, Row | dict[Row, int]] = {}
         self.mode = "compiled"
+        self._handed_over: list[bool] = []  # non-empty once the reference answers
         self._left_key = tuple_getter([left.index(v) for v in self.shared])
         self._right_key = tuple_getter([right.index(v) for v in self.shared])
         self._tail = tuple_getter([i for i, v in enumerate(right) if v not in left])  # merged = left + tail(right)
+        # push_left / push_right: closures, not methods (see _side)
+        self.push_left = self._side(from_left=True)
+        self.push_right = self._side(from_left=False)
 
     def describe(self) -> str:
         return f"CompiledJoin on {', '.join('?' + v for v in self.shared) or '(cross product)'} ({self.mode})"
@@ -46,61 +52,65 @@ class CompiledJoin(Operator):
         return sum(len(held) if type(held) is dict else 1 for side in (self._left, self._right)
                    for held in side.values())
 
-    def push_left(self, deltas: list[Delta]) -> None:
-        if self.mode == "reference":
-            self._reference.push_left(deltas)
-        else:
-            self._push(deltas, from_left=True)
-
-    def push_right(self, deltas: list[Delta]) -> None:
-        if self.mode == "reference":
-            self._reference.push_right(deltas)
-        else:
-            self._push(deltas, from_left=False)
-
-    def _push(self, deltas: list[Delta], from_left: bool) -> None:
-        """Probe the other side, emit merged rows, then hold the row on its own side."""
+    def _side(self, from_left: bool) -> Callable[[list[Delta]], None]:
+        """The push of one side: a closure over that side's state, so a call reads no
+        attribute (this runs for every group change of Q2); the first key with an
+        unbound value hands both sides to the reference join, which answers from then on."""
         own, other = (self._left, self._right) if from_left else (self._right, self._left)
         key_of, tail = (self._left_key if from_left else self._right_key), self._tail
-        out: list[Delta] = []
-        append = out.append
-        for n, (row, mult) in enumerate(deltas):
-            key = key_of(row)
-            if None in key:
-                self._hand_over()
-                self._reference.emit(out)
-                (self._reference.push_left if from_left else self._reference.push_right)(deltas[n:])
+        reference = self._reference
+        to_reference = reference.push_left if from_left else reference.push_right
+        sinks = self._sinks  # the consumers connected (now or later) to this operator
+        handed_over = self._handed_over
+
+        def push(deltas: list[Delta]) -> None:
+            """Probe the other side, emit merged rows, then hold the row on its own side."""
+            if handed_over:
+                to_reference(deltas)
                 return
-            matches = other.get(key)
-            if matches is not None:
-                if type(matches) is not dict:  # one row, held once
-                    append((row + tail(matches), mult) if from_left else (matches + tail(row), mult))
-                elif from_left:
-                    for held, count in reversed(matches.items()):  # newest first, like the ring
-                        append((row + tail(held), mult * count))
-                else:
-                    extra = tail(row)
-                    for held, count in reversed(matches.items()):
-                        append((held + extra, mult * count))
-            held = own.get(key)
-            if held is None:
-                own[key] = row if mult == 1 else {row: mult}
-            elif type(held) is not dict:
-                if held != row:
-                    own[key] = {held: 1, row: mult}
-                elif mult == -1:
-                    del own[key]
-                else:
-                    own[key] = {row: 1 + mult}
-            else:
-                count = held.get(row, 0) + mult
-                if count:
-                    held[row] = count
-                else:
-                    del held[row]
-                    if not held:
+            out: list[Delta] = []
+            append = out.append
+            for n, (row, mult) in enumerate(deltas):
+                key = key_of(row)
+                if None in key:
+                    self._hand_over()
+                    reference.emit(out)
+                    to_reference(deltas[n:])
+                    return
+                matches = other.get(key)
+                if matches is not None:
+                    if type(matches) is not dict:  # one row, held once
+                        append((row + tail(matches), mult) if from_left else (matches + tail(row), mult))
+                    elif from_left:
+                        for held, count in reversed(matches.items()):  # newest first, like the ring
+                            append((row + tail(held), mult * count))
+                    else:
+                        extra = tail(row)
+                        for held, count in reversed(matches.items()):
+                            append((held + extra, mult * count))
+                held = own.get(key)
+                if held is None:
+                    own[key] = row if mult == 1 else {row: mult}
+                elif type(held) is not dict:
+                    if held != row:
+                        own[key] = {held: 1, row: mult}
+                    elif mult == -1:
                         del own[key]
-        self.emit(out)
+                    else:
+                        own[key] = {row: 1 + mult}
+                else:
+                    count = held.get(row, 0) + mult
+                    if count:
+                        held[row] = count
+                    else:
+                        del held[row]
+                        if not held:
+                            del own[key]
+            if out:
+                for sink in sinks:
+                    sink(out)
+
+        return push
 
     def _hand_over(self) -> None:
         """Load both sides into the reference join's indexes (emitting nothing)."""
@@ -111,6 +121,7 @@ class CompiledJoin(Operator):
                     index.add(key, row, mult)
             side.clear()
         self.mode = "reference"
+        self._handed_over.append(True)
 
 
 def _counted(held: Row | dict[Row, int]) -> list[tuple[Row, int]]:

@@ -88,6 +88,8 @@ class CompiledTopK(Operator):
         self._key = None
         self._changed = True
         self.mode = "specialised on the first row"  # then "compiled" or "reference"
+        self._handed_over: list[bool] = []  # non-empty once the reference answers
+        self.push = self._pusher()  # push(deltas): a closure, see _pusher
         self.source = ""
 
     # -- the R2S interface (changed / snapshot) -----------------------------------------
@@ -208,103 +210,120 @@ class CompiledTopK(Operator):
             raise _Miss
         return value
 
-    def _ascending(self, term_id: Any) -> tuple[float, _Rational]:
-        """Key parts of a numeric id (inline integer or decimal, or a computed exact
-        value): its correctly rounded float, then its exact value as a reduced ratio of
-        integers; anything else is outside the compiled key (raises _Miss)."""
+    def _exact(self, term_id: Any) -> tuple[int, int]:
+        """A numeric id's exact value as a reduced ratio of integers (n, d), d > 0: an
+        inline integer or decimal, or a computed exact value; anything else is outside
+        the compiled key (raises _Miss)."""
         if type(term_id) is int and term_id & INLINE_FLAG:
             code = (term_id >> TYPE_SHIFT) & 0xF
             if code == T_INTEGER:
-                payload = ((term_id & PAYLOAD_MASK) ^ _SIGN) - _SIGN
-                return float(payload), _Rational(payload, 1)
+                return ((term_id & PAYLOAD_MASK) ^ _SIGN) - _SIGN, 1
             if code == T_DECIMAL:
                 payload = ((term_id & PAYLOAD_MASK) ^ _SIGN) - _SIGN
                 common = gcd(payload, DECIMAL_SCALE)
-                # int / int is correctly rounded in Python, like float(Fraction)
-                return payload / DECIMAL_SCALE, _Rational(payload // common, DECIMAL_SCALE // common)
+                return payload // common, DECIMAL_SCALE // common
         value = self._dictionary.value(term_id) if term_id is not None else None
         if type(value) is int:
-            return float(value), _Rational(value, 1)
+            return value, 1
         if type(value) is Fraction:
-            return float(value), _Rational(value.numerator, value.denominator)
+            return value.numerator, value.denominator
         raise _Miss
 
-    def _descending(self, term_id: Any) -> tuple[float, _Rational]:
-        rounded, exact = self._ascending(term_id)
-        return -rounded, _Rational(-exact.n, exact.d)
+    def _ascending(self, term_id: Any) -> tuple[float, _Rational]:
+        """Key parts of a numeric id: its correctly rounded float, then its exact value
+        (int / int is correctly rounded in Python, like float(Fraction))."""
+        n, d = self._exact(term_id)
+        return n / d, _Rational(n, d)
 
-    def _ratio_ascending(self, top: Any, bottom: Any) -> tuple[float, _Rational]:
-        """Key parts of the quotient of two numeric ids, built from integers only (a
-        zero divisor is an error for the reference: outside the compiled key)."""
-        a, b = self._ascending(top)[1], self._ascending(bottom)[1]
-        n, d = a.n * b.d, a.d * b.n
+    def _descending(self, term_id: Any) -> tuple[float, _Rational]:
+        n, d = self._exact(term_id)
+        return -(n / d), _Rational(-n, d)
+
+    def _ratio(self, top: Any, bottom: Any) -> tuple[int, int]:
+        """The quotient of two numeric ids, reduced, with a positive divisor, from
+        integers only (a zero divisor is an error for the reference: outside the key)."""
+        a_n, a_d = self._exact(top)
+        b_n, b_d = self._exact(bottom)
+        n, d = a_n * b_d, a_d * b_n
         if d == 0:
             raise _Miss
         if d < 0:
             n, d = -n, -d
         common = gcd(n, d)
-        n, d = n // common, d // common
+        return n // common, d // common
+
+    def _ratio_ascending(self, top: Any, bottom: Any) -> tuple[float, _Rational]:
+        n, d = self._ratio(top, bottom)
         return n / d, _Rational(n, d)
 
     def _ratio_descending(self, top: Any, bottom: Any) -> tuple[float, _Rational]:
-        rounded, exact = self._ratio_ascending(top, bottom)
-        return -rounded, _Rational(-exact.n, exact.d)
+        n, d = self._ratio(top, bottom)
+        return -(n / d), _Rational(-n, d)
 
     # -- updates -----------------------------------------------------------------------
-    def push(self, deltas: list[Delta]) -> None:
-        if self.mode == "reference":
-            if self._extend_row is not None:
-                deltas = [(self._extended(row), mult) for row, mult in deltas]
-            self._reference.push(deltas)
-            return
-        if self._key is None:
-            try:
-                self._compile(deltas[0][0])
-                self.mode = "compiled"
-            except NoFast:
-                self._hand_over(deltas)
+    def _pusher(self) -> Callable[[list[Delta]], None]:
+        """``push``: a closure over the head, the rest and the held rows, built once (a
+        call reads two attributes, not ten: every group change of Q1/Q2 ends here)."""
+        held, ordered, rest = self._held, self._sorted, self._rest
+        wanted, capacity = self._wanted, self._capacity
+        handed_over = self._handed_over
+
+        def push(deltas: list[Delta]) -> None:
+            if handed_over:
+                if self._extend_row is not None:
+                    deltas = [(self._extended(row), mult) for row, mult in deltas]
+                self._reference.push(deltas)
                 return
-        key_of, held, ordered, rest, wanted = self._key, self._held, self._sorted, self._rest, self._wanted
-        capacity = self._capacity
-        changed = self._changed
-        for n, (row, mult) in enumerate(deltas):
-            found = held.get(row)
-            if found is None:
-                if mult < 0:
-                    raise ValueError(f"retraction of a row not in the top-k input: {row!r}")
-                key = key_of(row)
-                if key is None:
-                    self._changed = changed
-                    self._hand_over(deltas[n:])
+            key_of = self._key
+            if key_of is None:
+                try:
+                    self._compile(deltas[0][0])
+                    self.mode = "compiled"
+                except NoFast:
+                    self._hand_over(deltas)
                     return
-                # a key reaches the reported prefix iff it sorts at or before its last
-                # key (one comparison; equal to bisect_left(ordered, key) < wanted)
+                key_of = self._key
+            changed = self._changed
+            for n, (row, mult) in enumerate(deltas):
+                found = held.get(row)
+                if found is None:
+                    if mult < 0:
+                        raise ValueError(f"retraction of a row not in the top-k input: {row!r}")
+                    key = key_of(row)
+                    if key is None:
+                        self._changed = changed
+                        self._hand_over(deltas[n:])
+                        return
+                    # a key reaches the reported prefix iff it sorts at or before its last
+                    # key (one comparison; equal to bisect_left(ordered, key) < wanted)
+                    if not changed and (wanted is None or len(ordered) < wanted or key <= ordered[wanted - 1]):
+                        changed = True
+                    held[row] = [key, mult]
+                    if rest:
+                        if not ordered:
+                            self._refill()
+                        if key > ordered[-1]:  # after the whole head: it waits in the rest
+                            rest[row] = key
+                            continue
+                    insort(ordered, key)
+                    if capacity is not None and len(ordered) > capacity:
+                        last = ordered.pop()
+                        rest[last[-1]] = last
+                    continue
+                key = found[0]
                 if not changed and (wanted is None or len(ordered) < wanted or key <= ordered[wanted - 1]):
                     changed = True
-                held[row] = [key, mult]
-                if rest:
-                    if not ordered:
-                        self._refill()
-                    if key > ordered[-1]:  # after the whole head: it waits in the rest
-                        rest[row] = key
+                count = found[1] = found[1] + mult
+                if count <= 0:
+                    if count < 0:
+                        raise ValueError(f"retraction below zero in top-k: {row!r}")
+                    del held[row]
+                    if rest and rest.pop(row, None) is not None:
                         continue
-                insort(ordered, key)
-                if capacity is not None and len(ordered) > capacity:
-                    last = ordered.pop()
-                    rest[last[-1]] = last
-                continue
-            key = found[0]
-            if not changed and (wanted is None or len(ordered) < wanted or key <= ordered[wanted - 1]):
-                changed = True
-            count = found[1] = found[1] + mult
-            if count <= 0:
-                if count < 0:
-                    raise ValueError(f"retraction below zero in top-k: {row!r}")
-                del held[row]
-                if rest and rest.pop(row, None) is not None:
-                    continue
-                del ordered[bisect_left(ordered, key)]
-        self._changed = changed
+                    del ordered[bisect_left(ordered, key)]
+            self._changed = changed
+
+        return push
 
     def _refill(self) -> None:
         """Move the smallest keys of the rest into the head, up to its capacity (every
@@ -327,6 +346,7 @@ class CompiledTopK(Operator):
         self._sorted.clear()
         self._rest.clear()
         self.mode = "reference"
+        self._handed_over.append(True)
 
     def snapshot(self) -> list[Row]:
         """The current ordered result rows (OFFSET/LIMIT applied, duplicates kept)."""
