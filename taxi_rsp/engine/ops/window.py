@@ -117,7 +117,7 @@ class WindowScan(Operator):
 
     def insert(self, time: int, view: EventView) -> None:
         """A new event of this window's stream arrives (after expiry up to ``time``)."""
-        self.kind.insert(self, time, tuple(output._rows(view) for output in self._outputs))
+        self.kind.insert(self, time, tuple([output._rows(view) for output in self._outputs]))
 
     def _emit_all(self, batches: list[tuple[list[Row], ...]], mult: int, counted: bool = True) -> None:
         """Emit ``mult`` for the rows of ``batches`` to each output's consumers."""
