@@ -105,7 +105,7 @@ class CompiledCorrelated(Operator):
 
     # -- deltas --------------------------------------------------------------------------
     # push_left / push_right are closures over the state, built once (no attribute read
-    # per call: they run for every arrival and expiry of Q2's empty-taxi window).
+    # per call: they run for every arrival and expiry on either input).
     def _left_side(self) -> Callable[[list[Delta]], None]:
         left, right, key_of, on_left = self._left, self._right, self._left_key, self._on_left
         sinks, handed_over, to_reference = self._sinks, self._handed_over, self._reference.push_left

@@ -54,7 +54,7 @@ class CompiledJoin(Operator):
 
     def _side(self, from_left: bool) -> Callable[[list[Delta]], None]:
         """The push of one side: a closure over that side's state, so a call reads no
-        attribute (this runs for every group change of Q2); the first key with an
+        attribute (it runs for every batch of deltas of its input); the first key with an
         unbound value hands both sides to the reference join, which answers from then on."""
         own, other = (self._left, self._right) if from_left else (self._right, self._left)
         key_of, tail = (self._left_key if from_left else self._right_key), self._tail

@@ -263,7 +263,7 @@ class CompiledTopK(Operator):
     # -- updates -----------------------------------------------------------------------
     def _pusher(self) -> Callable[[list[Delta]], None]:
         """``push``: a closure over the head, the rest and the held rows, built once (a
-        call reads two attributes, not ten: every group change of Q1/Q2 ends here)."""
+        call reads two attributes, not ten: every batch of changes to the ranked rows ends here)."""
         held, ordered, rest = self._held, self._sorted, self._rest
         wanted, capacity = self._wanted, self._capacity
         handed_over = self._handed_over
