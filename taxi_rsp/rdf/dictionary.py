@@ -94,7 +94,8 @@ def _inline(type_code: int, payload: int) -> int:
     return INLINE_FLAG | (type_code << TYPE_SHIFT) | (payload & PAYLOAD_MASK)
 
 
-def _payload(term_id: int) -> int:
+def inline_payload(term_id: int) -> int:
+    """The signed payload of an inline id (its value, or its value scaled for decimals)."""
     raw = term_id & PAYLOAD_MASK
     return raw - (1 << PAYLOAD_BITS) if raw >> (PAYLOAD_BITS - 1) else raw
 
@@ -230,7 +231,7 @@ class Dictionary:
             return cached
         if term_id & INLINE_FLAG:
             type_code = (term_id >> TYPE_SHIFT) & 0xF
-            payload = _payload(term_id)
+            payload = inline_payload(term_id)
             if type_code == T_INTEGER:
                 return payload
             if type_code == T_DECIMAL:

@@ -52,7 +52,6 @@ class CompiledCorrelated(Operator):
         self._left: dict[tuple, dict[Row, Entry]] = {}
         self._right: dict[tuple, dict[Row, int]] = {}
         self._holds: Callable[[Row, Row], bool] | None = None if condition is None else self._first_pair
-        self.mode = "compiled"
         self.source = ""
         self._left_key = tuple_getter([left.index(v) for v in self.shared])
         self._right_key = tuple_getter([right.index(v) for v in self.shared])
@@ -60,11 +59,16 @@ class CompiledCorrelated(Operator):
         self.push_left = self._left_side()
         self.push_right = self._right_side()
 
+    @property
+    def mode(self) -> str:
+        """"compiled", or "reference" once the reference operator answers."""
+        return "reference" if self._handed_over else "compiled"
+
     def describe(self) -> str:
         return f"Compiled{self._reference.describe()} ({self.mode})"
 
     def state_size(self) -> int:
-        if self.mode == "reference":
+        if self._handed_over:
             return self._reference.state_size()
         return sum(len(rows) for side in (self._left, self._right) for rows in side.values())
 
@@ -210,7 +214,6 @@ class CompiledCorrelated(Operator):
                 reference.right.add(key, row, count)
         self._left.clear()
         self._right.clear()
-        self.mode = "reference"
         self._handed_over.append(True)
 
 

@@ -34,7 +34,6 @@ class CompiledJoin(Operator):
         # the only one and held once (the common case under a GROUP BY: no dict per key)
         self._left: dict[tuple, Row | dict[Row, int]] = {}
         self._right: dict[tuple, Row | dict[Row, int]] = {}
-        self.mode = "compiled"
         self._handed_over: list[bool] = []  # non-empty once the reference answers
         self._left_key = tuple_getter([left.index(v) for v in self.shared])
         self._right_key = tuple_getter([right.index(v) for v in self.shared])
@@ -43,11 +42,16 @@ class CompiledJoin(Operator):
         self.push_left = self._side(from_left=True)
         self.push_right = self._side(from_left=False)
 
+    @property
+    def mode(self) -> str:
+        """"compiled", or "reference" once the reference operator answers."""
+        return "reference" if self._handed_over else "compiled"
+
     def describe(self) -> str:
         return f"CompiledJoin on {', '.join('?' + v for v in self.shared) or '(cross product)'} ({self.mode})"
 
     def state_size(self) -> int:
-        if self.mode == "reference":
+        if self._handed_over:
             return self._reference.state_size()
         return sum(len(held) if type(held) is dict else 1 for side in (self._left, self._right)
                    for held in side.values())
@@ -120,7 +124,6 @@ class CompiledJoin(Operator):
                 for row, mult in _counted(held):
                     index.add(key, row, mult)
             side.clear()
-        self.mode = "reference"
         self._handed_over.append(True)
 
 

@@ -42,15 +42,13 @@ from taxi_rsp.lang import ast
 from taxi_rsp.rdf.dictionary import (
     DECIMAL_SCALE,
     INLINE_FLAG,
-    PAYLOAD_BITS,
-    PAYLOAD_MASK,
     T_DECIMAL,
     T_INTEGER,
     TYPE_SHIFT,
     Dictionary,
+    inline_payload,
 )
 
-_SIGN = 1 << (PAYLOAD_BITS - 1)
 HEAD_SLACK = 4  # the sorted head holds up to this many times the rows to report
 HEAD_MIN = 64  # ... and at least this many keys (small limits refill less often)
 
@@ -87,21 +85,28 @@ class CompiledTopK(Operator):
         self._last: list[Row] = []
         self._key = None
         self._changed = True
-        self.mode = "specialised on the first row"  # then "compiled" or "reference"
         self._handed_over: list[bool] = []  # non-empty once the reference answers
         self.push = self._pusher()  # push(deltas): a closure, see _pusher
         self.source = ""
 
+    @property
+    def mode(self) -> str:
+        """"specialised on the first row" until its key is compiled, then "compiled", or
+        "reference" once the reference operator answers."""
+        if self._handed_over:
+            return "reference"
+        return "compiled" if self._key is not None else "specialised on the first row"
+
     # -- the R2S interface (changed / snapshot) -----------------------------------------
     @property
     def changed(self) -> bool:
-        return self._reference.changed if self.mode == "reference" else self._changed
+        return self._reference.changed if self._handed_over else self._changed
 
     def describe(self) -> str:
         return f"CompiledTopK offset {self.offset} limit {self.limit} ({self.mode})"
 
     def state_size(self) -> int:
-        return self._reference.state_size() if self.mode == "reference" else len(self._held)
+        return self._reference.state_size() if self._handed_over else len(self._held)
 
     def fuse_extends(self, input_schema: tuple[str, ...], extends: list[tuple[str, Any]],
                      extend_row: Callable[[Row], Row | None]) -> None:
@@ -217,9 +222,9 @@ class CompiledTopK(Operator):
         if type(term_id) is int and term_id & INLINE_FLAG:
             code = (term_id >> TYPE_SHIFT) & 0xF
             if code == T_INTEGER:
-                return ((term_id & PAYLOAD_MASK) ^ _SIGN) - _SIGN, 1
+                return inline_payload(term_id), 1
             if code == T_DECIMAL:
-                payload = ((term_id & PAYLOAD_MASK) ^ _SIGN) - _SIGN
+                payload = inline_payload(term_id)
                 common = gcd(payload, DECIMAL_SCALE)
                 return payload // common, DECIMAL_SCALE // common
         value = self._dictionary.value(term_id) if term_id is not None else None
@@ -278,7 +283,6 @@ class CompiledTopK(Operator):
             if key_of is None:
                 try:
                     self._compile(deltas[0][0])
-                    self.mode = "compiled"
                 except NoFast:
                     self._hand_over(deltas)
                     return
@@ -345,12 +349,11 @@ class CompiledTopK(Operator):
         self._held.clear()
         self._sorted.clear()
         self._rest.clear()
-        self.mode = "reference"
         self._handed_over.append(True)
 
     def snapshot(self) -> list[Row]:
         """The current ordered result rows (OFFSET/LIMIT applied, duplicates kept)."""
-        if self.mode == "reference":
+        if self._handed_over:
             return self._reference.snapshot()
         self._changed = False
         wanted = self._wanted
@@ -384,7 +387,7 @@ class CompiledTopK(Operator):
         return out
 
     def flush(self) -> None:
-        if self.mode == "reference":
+        if self._handed_over:
             self._reference.flush()
             return
         if not self._emits_deltas:
