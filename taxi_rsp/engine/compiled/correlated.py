@@ -47,9 +47,7 @@ class CompiledCorrelated(Operator):
         self._dictionary = dictionary
         self._generic_holds = reference._condition  # merged row -> bool (errors are False)
         self._merge = reference._merge
-        self._on_left = reference.on_left
-        self._on_right = reference.on_right
-        self._left: dict[tuple, dict[Row, Entry]] = {}
+        self._left: dict[tuple, dict[Row, list[int]]] = {}  # row -> [multiplicity, matches]
         self._right: dict[tuple, dict[Row, int]] = {}
         self._holds: Callable[[Row, Row], bool] | None = None if condition is None else self._first_pair
         self.source = ""
@@ -109,10 +107,14 @@ class CompiledCorrelated(Operator):
 
     # -- deltas --------------------------------------------------------------------------
     # push_left / push_right are closures over the state, built once (no attribute read
-    # per call: they run for every arrival and expiry on either input).
+    # per call: they run for every arrival and expiry on either input). A left row's state
+    # is a two-item list [multiplicity, matches] (item access, not attribute access), and
+    # the reference's output rules (AntiJoinOp / SemiJoinOp.on_left, on_right) are inlined:
+    # a NOT EXISTS / MINUS row is out while it has no match, an EXISTS row while it has one.
     def _left_side(self) -> Callable[[list[Delta]], None]:
-        left, right, key_of, on_left = self._left, self._right, self._left_key, self._on_left
+        left, right, key_of = self._left, self._right, self._left_key
         sinks, handed_over, to_reference = self._sinks, self._handed_over, self._reference.push_left
+        out_when_unmatched = isinstance(self._reference, AntiJoinOp)
 
         def push_left(deltas: list[Delta]) -> None:
             if handed_over:
@@ -127,8 +129,8 @@ class CompiledCorrelated(Operator):
                     to_reference(deltas[n:])
                     return
                 rows = left.get(key)
-                entry = rows.get(row) if rows is not None else None
-                if entry is None:
+                state = rows.get(row) if rows is not None else None
+                if state is None:
                     if mult < 0:
                         raise ValueError(f"retraction of an unknown left row {row!r}")
                     matches = 0
@@ -141,13 +143,19 @@ class CompiledCorrelated(Operator):
                                 if holds(row, rrow):
                                     matches += count
                             holds = self._holds
-                    entry = Entry(0, matches)
+                    if (matches == 0) is out_when_unmatched:
+                        out.append((row, mult))
+                    if not mult:
+                        continue
                     if rows is None:
-                        rows = left[key] = {}
-                    rows[row] = entry
-                entry.mult += mult
-                on_left(row, entry, mult, out)
-                if entry.mult == 0:
+                        left[key] = {row: [mult, matches]}
+                    else:
+                        rows[row] = [mult, matches]
+                    continue
+                if (state[1] == 0) is out_when_unmatched:
+                    out.append((row, mult))
+                count = state[0] = state[0] + mult
+                if count == 0:
                     del rows[row]
                     if not rows:
                         del left[key]
@@ -158,8 +166,9 @@ class CompiledCorrelated(Operator):
         return push_left
 
     def _right_side(self) -> Callable[[list[Delta]], None]:
-        left, right, key_of, on_right = self._left, self._right, self._right_key, self._on_right
+        left, right, key_of = self._left, self._right, self._right_key
         sinks, handed_over, to_reference = self._sinks, self._handed_over, self._reference.push_right
+        sign = -1 if isinstance(self._reference, AntiJoinOp) else 1  # of a left row's change on its first match
 
         def push_right(deltas: list[Delta]) -> None:
             if handed_over:
@@ -175,11 +184,15 @@ class CompiledCorrelated(Operator):
                     return
                 rows = left.get(key)
                 if rows:
-                    for lrow, entry in rows.items():  # on_right only appends to out: rows stay as they are
+                    for lrow, state in rows.items():
                         if holds is None or holds(lrow, row):
-                            before = entry.matches
-                            entry.matches += mult
-                            on_right(lrow, row, entry, before, mult, out)
+                            before = state[1]
+                            after = state[1] = before + mult
+                            if before == 0:
+                                if after > 0:
+                                    out.append((lrow, sign * state[0]))
+                            elif after == 0:
+                                out.append((lrow, -sign * state[0]))
                     holds = self._holds
                 held = right.get(key)
                 if held is None:
@@ -207,8 +220,8 @@ class CompiledCorrelated(Operator):
         self.emit(pending)
         reference = self._reference
         for key, rows in self._left.items():
-            for row, entry in rows.items():
-                reference.left.put(key, row, entry)
+            for row, (mult, matches) in rows.items():
+                reference.left.put(key, row, Entry(mult, matches))
         for key, held in self._right.items():
             for row, count in held.items():
                 reference.right.add(key, row, count)

@@ -147,12 +147,15 @@ class CompiledTopK(Operator):
             if var not in ratios:
                 c.add_extend(var, expr)
         parts = []
+        pairs: list[str] = []  # lines binding a local to a (float, exact) pair of key parts
         for expr, descending in self._order:
             direction = "descending" if descending else "ascending"
             if isinstance(expr, ast.Var) and expr.name in ratios:
                 a, b = ratios[expr.name]
                 # the same (numerator, divisor) ids recur constantly: memoised
-                parts.append(f"*(_ratio_{direction}_memo.get((x{a}, x{b})) or _ratio_{direction}(x{a}, x{b}))")
+                pair = c.w.local("p")
+                pairs.append(f"{pair} = _ratio_{direction}_memo.get((x{a}, x{b})) or _ratio_{direction}(x{a}, x{b})")
+                parts += [f"{pair}[0]", f"{pair}[1]"]  # indexed: a star-unpack builds a list first
                 continue
             if (isinstance(expr, ast.Var) and expr.name in schema and not descending
                     and type(self._text_or_none(sample[schema.index(expr.name)])) is str):
@@ -164,7 +167,9 @@ class CompiledTopK(Operator):
                     schema.index(expr.name)) != T_INTEGER:
                 # a number whose id may be an inline decimal or a computed exact value:
                 # the float first (compared in C), the exact value breaks float ties
-                parts.append(f"*_{direction}(x{schema.index(expr.name)})")
+                pair = c.w.local("p")
+                pairs.append(f"{pair} = _{direction}(x{schema.index(expr.name)})")
+                parts += [f"{pair}[0]", f"{pair}[1]"]
                 continue
             code, kind = c.expr(expr)
             numeric = kind in ("I", "F") or isinstance(kind, tuple)
@@ -179,7 +184,7 @@ class CompiledTopK(Operator):
             src.append(f"        {unpack}, = row")
         if guard:
             src.append(f"        if {guard}: raise _Miss")
-        src += [f"        {line}" for line in w.lines]
+        src += [f"        {line}" for line in w.lines + pairs]
         # the reference's tie-break: the row itself when all its ids are ints (the
         # guarded positions are inline ids, ints already)
         ints = " and ".join(f"type(x{i}) is int" for i in range(len(schema)) if i not in w.guards) or "True"
