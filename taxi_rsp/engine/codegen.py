@@ -137,10 +137,7 @@ class ChunkCompiler:
         if code == T_BOOLEAN:
             self.w.emit(f"{local} = ({ident} & 1) == 1")
         else:
-            # The guard (run first) checked the id's head bits: XOR with them and the
-            # payload's sign bit, then subtract the sign bit - two operations on a
-            # multi-digit int instead of three (mask, XOR, subtract), each a new object.
-            self.w.emit(f"{local} = ({ident} ^ {(_HEAD[code] << TYPE_SHIFT) | _SIGN}) - {_SIGN}")
+            self.w.emit(f"{local} = {inline_value_source(code, ident)}")
         kind = _INPUT_KIND[code]
         self.slots[pos] = (ident, local, kind)
         return local, kind
@@ -508,6 +505,22 @@ def inline_id_source(type_code: int, value: str) -> str:
     """
     head = INLINE_FLAG | (type_code << TYPE_SHIFT)
     return f"({head} + {value} if {value} >= 0 else {head + (1 << PAYLOAD_BITS)} + {value})"
+
+
+def inline_value_source(type_code: int, ident: str) -> str:
+    """Source of the payload of ``ident``, an inline id whose head the guard (run first)
+    checked: one comparison and one subtraction on a multi-digit int (a comparison makes
+    no object; an XOR and a subtraction, or a mask, would make one each). The inverse of
+    :func:`inline_id_source`.
+
+    >>> head = INLINE_FLAG | (T_INTEGER << TYPE_SHIFT)
+    >>> decode = eval(f"lambda x: {inline_value_source(T_INTEGER, 'x')}")
+    >>> [decode(eval(inline_id_source(T_INTEGER, str(v)))) for v in (0, 7, -7, PAYLOAD_MAX, PAYLOAD_MIN)] == [
+    ...     0, 7, -7, PAYLOAD_MAX, PAYLOAD_MIN]
+    True
+    """
+    head = INLINE_FLAG | (type_code << TYPE_SHIFT)
+    return f"({ident} - {head} if {ident} < {head + _SIGN} else {ident} - {head + (1 << PAYLOAD_BITS)})"
 
 
 def type_codes(sample: tuple) -> dict[int, int]:

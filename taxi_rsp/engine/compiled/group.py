@@ -164,8 +164,9 @@ class CompiledGroup(Operator):
                 "                _reference_push(deltas[n + 1:])",
                 "                return",
                 "            continue",
-                f"        apply({key}, mult{''.join(', ' + a for a in args)})"]
-        src += self._apply_source("apply", args, errors=False)
+                f"        key = {key}"]
+        # the update of the group state inline: no call per delta (apply_slow: the slow path)
+        src += ["    " + line for line in self._apply_source("apply", args, errors=False)[2:]]
         src += self._apply_source("apply_slow", args, errors=True)
         src += flush_source([self._result(j) for j in range(len(args))])
         self.source = "\n".join(src)
