@@ -101,6 +101,20 @@ JOIN_QUERIES = [
          STREAM <%sstream> [RANGE 2m] { ?e ex:k ?k ; ex:seq ?s }
          MINUS { STREAM <%sstream> [RANGE 1m] { ?f ex:k ?k ; ex:w ?w } }
        }""",
+    # correlated comparisons of numbers of mixed signs and types, and of strings: the
+    # compiled condition compares ids only while both are non-negative numbers of one type
+    """SELECT ?e ?w WHERE {
+         STREAM <%sstream> [RANGE 2m] { ?e ex:k ?k ; ex:w ?w }
+         FILTER NOT EXISTS { STREAM <%sstream> [RANGE 5m] { ?f ex:k ?k ; ex:w ?w2 } FILTER(?w2 > ?w) }
+       }""",
+    """SELECT ?e ?v WHERE {
+         STREAM <%sstream> [RANGE 2m] { ?e ex:k ?k ; ex:v ?v }
+         FILTER EXISTS { STREAM <%sstream> [RANGE 5m] { ?f ex:k ?k ; ex:v ?v2 } FILTER(?v <= ?v2) }
+       }""",
+    """SELECT ?e ?w WHERE {
+         STREAM <%sstream> [RANGE 2m] { ?e ex:k ?k ; ex:w ?w }
+         FILTER NOT EXISTS { STREAM <%sstream> [RANGE 5m] { ?f ex:k ?k ; ex:w ?w2 } FILTER(?w2 = ?w && ?f != ?e) }
+       }""",
     # NOT EXISTS on a variable that OPTIONAL may leave unbound: hands over to the reference
     """SELECT ?e ?w WHERE {
          STREAM <%sstream> [RANGE 2m] { ?e ex:k ?k }

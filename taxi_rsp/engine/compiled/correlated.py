@@ -24,9 +24,11 @@ from taxi_rsp.engine.compiled.rows import tuple_getter
 from taxi_rsp.engine.index.oneway import Entry
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.minus import AntiJoinOp, SemiJoinOp, _Correlated
-from taxi_rsp.rdf.dictionary import Dictionary
+from taxi_rsp.lang import ast
+from taxi_rsp.rdf.dictionary import INLINE_FLAG, PAYLOAD_BITS, T_DECIMAL, T_INTEGER, TYPE_SHIFT, Dictionary
 
 _LOCAL = re.compile(r"\bx(\d+)\b")
+_COMPARISONS = {"<": "<", ">": ">", "<=": "<=", ">=": ">=", "=": "==", "!=": "!="}  # SPARQL -> Python
 
 
 class CompiledCorrelated(Operator):
@@ -98,12 +100,40 @@ class CompiledCorrelated(Operator):
             src.append(f"        if {guard}: raise _Miss")
         src += [f"        {line}" for line in w.lines]
         src += [f"        return {test}", "    except Exception:", "        return _generic(lrow, rrow)"]
-        self.source = "\n".join(src)
+        shortcut = self._id_order_source(schema, codes)
+        self.source = "\n".join(src + shortcut)
         namespace = dict(w.consts)
         namespace.update(c.runtime())
         namespace.update(_Miss=_Miss, _generic=self._generic_pair)
         exec(compile(self.source, "<taxi_rsp compiled condition>", "exec"), namespace)  # noqa: S102 - our own source
-        return namespace["holds"]
+        return namespace["holds_ids" if shortcut else "holds"]
+
+    def _id_order_source(self, schema: tuple[str, ...], codes: dict[int, int]) -> list[str]:
+        """Source of ``holds_ids`` when the condition compares two variables holding
+        inline numbers of one type (``?seq2 > ?seq``, a later event of the same key):
+        ids of non-negative numbers of one type are the type's head plus the value, so
+        they compare like the values and the pair needs no decoding; any other pair
+        (a negative number, another type, an unbound value) goes to ``holds``."""
+        expr = self._condition_expr
+        if not (isinstance(expr, ast.Call) and expr.op in _COMPARISONS and len(expr.args) == 2
+                and all(isinstance(a, ast.Var) and a.name in schema for a in expr.args)):
+            return []
+        first, second = (schema.index(a.name) for a in expr.args)
+        code = codes.get(first)
+        if code not in (T_INTEGER, T_DECIMAL) or codes.get(second) != code:
+            return []
+        low = INLINE_FLAG | (code << TYPE_SHIFT)
+        high = low + (1 << (PAYLOAD_BITS - 1))  # the first id of a negative number
+        reads = [f"lrow[{k}]" if k < self._left_width else f"rrow[{self._extra[k - self._left_width]}]"
+                 for k in (first, second)]
+        return ["", "def holds_ids(lrow, rrow):",
+                f"    a = {reads[0]}", f"    b = {reads[1]}",
+                "    try:",
+                f"        if {low} <= a < {high} and {low} <= b < {high}:",
+                f"            return a {_COMPARISONS[expr.op]} b",
+                "    except TypeError:  # an unbound value",
+                "        return holds(lrow, rrow)",
+                "    return holds(lrow, rrow)"]
 
     # -- deltas --------------------------------------------------------------------------
     # push_left / push_right are closures over the state, built once (no attribute read
