@@ -355,3 +355,30 @@ def test_a_volatile_bind_under_a_top_k_keeps_one_value_per_row(compiled: bool) -
         for row in before.keys() & after.keys():  # the same group, unchanged: the same value
             assert before[row] == after[row], row
     assert sum(len(before.keys() & after.keys()) for before, after in zip(reports, reports[1:])) >= 8
+
+
+IRI_NAMES = ["trip/9", "trip/10", "trip/100", "trip/2", "trip/0", "t9", "trip/a", "u/1", "u/10"]
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(events=st.lists(st.tuples(st.sampled_from([0, 0.5, 1, 2, 5]), st.sampled_from(IRI_NAMES), st.integers(-3, 9)),
+                       min_size=1, max_size=40))
+def test_an_iri_sort_key_stays_compiled_and_orders_by_the_iri_text(events) -> None:
+    """ORDER BY an IRI variable (a trip, a subject; a tie-break such as ?trip): numbered
+    IRIs (inline ids) and dictionary IRIs compare by their text, as the reference orders
+    IRIs among themselves - trip/10 before trip/9."""
+    query = PREFIX + f"""SELECT ?t ?v WHERE {{ STREAM <{EX}stream> [RANGE 2m] {{ ?e ex:t ?t ; ex:v ?v }} }}
+        ORDER BY DESC(?v) ?t LIMIT 2"""
+    results, explains = [], []
+    for compiled in (True, False):
+        engine = Engine(compiled=compiled)
+        registered = engine.register(query, "q")
+        stream = Stream(engine)
+        minute = 0.0
+        for n, (gap, name, v) in enumerate(events, 1):
+            minute += gap
+            stream.send(minute, (f"ex:e{n}", "ex:t", f"ex:{name}"), (f"ex:e{n}", "ex:v", v))
+        explains.append(registered.explain())
+        results.append([(o.trigger.time, o.terms(), o.terms(o.deleted)) for o in stream.outputs])
+    assert "CompiledTopK offset 0 limit 2 (compiled)" in explains[0]
+    assert results[0] == results[1]

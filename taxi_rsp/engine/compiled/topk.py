@@ -48,6 +48,7 @@ from taxi_rsp.rdf.dictionary import (
     Dictionary,
     inline_payload,
 )
+from taxi_rsp.rdf.terms import IRI
 
 HEAD_SLACK = 4  # the sorted head holds up to this many times the rows to report
 HEAD_MIN = 64  # ... and at least this many keys (small limits refill less often)
@@ -157,11 +158,13 @@ class CompiledTopK(Operator):
                 pairs.append(f"{pair} = _ratio_{direction}_memo.get((x{a}, x{b})) or _ratio_{direction}(x{a}, x{b})")
                 parts += [f"{pair}[0]", f"{pair}[1]"]  # indexed: a star-unpack builds a list first
                 continue
-            if (isinstance(expr, ast.Var) and expr.name in schema and not descending
-                    and type(self._text_or_none(sample[schema.index(expr.name)])) is str):
-                # a string (a medallion, a name): ordered by its text, as the reference
-                # orders strings among themselves; another kind here hands over
-                parts.append(f"_text(x{schema.index(expr.name)})")
+            textual = (self._textual(sample[schema.index(expr.name)])
+                       if isinstance(expr, ast.Var) and expr.name in schema and not descending else None)
+            if textual is not None:
+                # a string (a medallion, a name) or an IRI (a trip, a subject): ordered by
+                # its text, as the reference orders strings among themselves and IRIs
+                # among themselves; another kind here hands over
+                parts.append(f"{textual}(x{schema.index(expr.name)})")
                 continue
             if isinstance(expr, ast.Var) and expr.name in schema and codes.get(
                     schema.index(expr.name)) != T_INTEGER:
@@ -204,6 +207,7 @@ class CompiledTopK(Operator):
             namespace[f"_ratio_{direction}_memo"] = memo
         namespace["_row_key"] = _row_key
         namespace["_text"] = self._text
+        namespace["_iri"] = self._iri
         exec(compile(self.source, "<taxi_rsp compiled top-k>", "exec"), namespace)  # noqa: S102 - our own source
         self._key = namespace["key"]
 
@@ -219,6 +223,23 @@ class CompiledTopK(Operator):
         if type(value) is not str:
             raise _Miss
         return value
+
+    def _iri(self, term_id: Any) -> str:
+        """Key part of an IRI id (a numbered IRI's inline id too): its text; anything
+        else is outside the compiled key."""
+        value = self._dictionary.value(term_id) if type(term_id) is int else None
+        if type(value) is not IRI:
+            raise _Miss
+        return value.value
+
+    def _textual(self, term_id: Any) -> str | None:
+        """The key part function for ``term_id``'s kind when it is ordered by its text:
+        "_text" for a string, "_iri" for an IRI, None otherwise."""
+        if type(self._text_or_none(term_id)) is str:
+            return "_text"
+        if type(term_id) is int and type(self._dictionary.value(term_id)) is IRI:
+            return "_iri"
+        return None
 
     def _exact(self, term_id: Any) -> tuple[int, int]:
         """A numeric id's exact value as a reduced ratio of integers (n, d), d > 0: an
