@@ -361,14 +361,7 @@ class CompiledAggregate(Operator):
             value = closure(row)  # type: ignore[misc]
         except ExprError:
             raise _Deopt from None
-        if kind == "I":
-            if type(value) is int:
-                return value
-        elif type(value) is Fraction:
-            scaled = value * 10 ** kind[1]
-            if scaled.denominator == 1:
-                return scaled.numerator
-        raise _Deopt
+        return compiled_form(value, kind)
 
     def _new_state_for_implicit(self) -> list:
         """The one group of a query without GROUP BY; its last slot records whether it
@@ -424,6 +417,24 @@ def int_id_source(value: str) -> str:
     integer beyond the inline range (a call per result costs more than the bit test)."""
     return (f"({_INT_HEAD} + _v if 0 <= (_v := {value}) <= {PAYLOAD_MAX}"
             f" else {_INT_HEAD + (1 << PAYLOAD_BITS)} + _v if {PAYLOAD_MIN} <= _v else _int_id(_v))")
+
+
+def compiled_form(value: Any, kind: Any) -> int:
+    """An aggregate argument's value as the compiled state holds it: the integer itself
+    ("I"), or a decimal scaled to an integer (("D", scale)); anything else raises _Deopt.
+    Integer arithmetic only (a Fraction product would reduce by a gcd it does not need).
+
+    >>> compiled_form(Fraction(5, 2), ("D", 9)), compiled_form(7, "I")
+    (2500000000, 7)
+    """
+    if kind == "I":
+        if type(value) is int:
+            return value
+    elif type(value) is Fraction:
+        scaled, remainder = divmod(value.numerator * 10 ** kind[1], value.denominator)
+        if not remainder:
+            return scaled
+    raise _Deopt
 
 
 def group_state_source(initial: str, added: str) -> list[str]:

@@ -24,7 +24,7 @@ from fractions import Fraction
 from typing import Any
 
 from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss, type_codes
-from taxi_rsp.engine.compiled.aggregate import (FUSABLE, CompiledAggregate, _Deopt, flush_source,
+from taxi_rsp.engine.compiled.aggregate import (FUSABLE, CompiledAggregate, _Deopt, compiled_form, flush_source,
                                                group_state_source, int_id_source)
 from taxi_rsp.engine.expr import Compiled, ExprError
 from taxi_rsp.engine.ops.aggregates import Count, Max, Median, Min, Sum
@@ -277,11 +277,12 @@ class CompiledGroup(Operator):
         the first value of an argument whose kind is not known yet)."""
         if kind != "C" and closure is not None:
             try:
-                closure(row)
+                value = closure(row)
             except ExprError:
                 return _ERROR
             if j in self._unknown:
                 raise _KindKnown
+            return compiled_form(value, kind)
         return self._fast_value(closure, kind, row)
 
     def _python_value(self, value: int, kind: Any) -> Any:
