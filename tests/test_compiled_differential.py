@@ -115,6 +115,16 @@ JOIN_QUERIES = [
          STREAM <%sstream> [RANGE 2m] { ?e ex:k ?k ; ex:w ?w }
          FILTER NOT EXISTS { STREAM <%sstream> [RANGE 5m] { ?f ex:k ?k ; ex:w ?w2 } FILTER(?w2 = ?w && ?f != ?e) }
        }""",
+    # OPTIONAL without grouping (row order matters): several left and right rows per key,
+    # padded rows giving way to merged ones and back; and with a correlated inner FILTER
+    """SELECT ?e ?k ?w WHERE {
+         STREAM <%sstream> [RANGE 2m] { ?e ex:k ?k }
+         OPTIONAL { STREAM <%sstream> [RANGE 1m] { ?f ex:k ?k ; ex:w ?w } }
+       }""",
+    """SELECT ?e ?s ?w WHERE {
+         STREAM <%sstream> [RANGE 2m] { ?e ex:k ?k ; ex:seq ?s }
+         OPTIONAL { STREAM <%sstream> [RANGE 5m] { ?f ex:k ?k ; ex:w ?w ; ex:seq ?s2 } FILTER(?s2 > ?s) }
+       }""",
     # NOT EXISTS on a variable that OPTIONAL may leave unbound: hands over to the reference
     """SELECT ?e ?w WHERE {
          STREAM <%sstream> [RANGE 2m] { ?e ex:k ?k }

@@ -1,5 +1,5 @@
-"""FILTER NOT EXISTS, MINUS and FILTER EXISTS with plain dictionaries and a generated
-correlation condition.
+"""FILTER NOT EXISTS, MINUS, FILTER EXISTS and OPTIONAL with plain dictionaries and a
+generated correlation condition.
 
 The reference operators (:mod:`taxi_rsp.engine.ops.minus`) keep the left rows in a
 one-way index with a match counter each and the right rows in a ring index, both able
@@ -23,7 +23,7 @@ from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss, type_codes
 from taxi_rsp.engine.compiled.rows import tuple_getter
 from taxi_rsp.engine.index.oneway import Entry
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
-from taxi_rsp.engine.ops.minus import AntiJoinOp, SemiJoinOp, _Correlated
+from taxi_rsp.engine.ops.minus import AntiJoinOp, LeftJoinOp, SemiJoinOp, _Correlated
 from taxi_rsp.lang import ast
 from taxi_rsp.rdf.dictionary import INLINE_FLAG, PAYLOAD_BITS, T_DECIMAL, T_INTEGER, TYPE_SHIFT, Dictionary
 
@@ -32,7 +32,8 @@ _COMPARISONS = {"<": "<", ">": ">", "<=": "<=", ">=": ">=", "=": "==", "!=": "!=
 
 
 class CompiledCorrelated(Operator):
-    """Same results as the reference :class:`AntiJoinOp` / :class:`SemiJoinOp`."""
+    """Same results as the reference :class:`AntiJoinOp` / :class:`SemiJoinOp` /
+    :class:`LeftJoinOp`."""
 
     compiled = True
 
@@ -45,6 +46,9 @@ class CompiledCorrelated(Operator):
         self.shared = reference.shared
         self._left_width = len(left)
         self._extra = [i for i, v in enumerate(right) if v not in left]
+        self._optional = isinstance(reference, LeftJoinOp)
+        self._tail = tuple_getter(self._extra)  # merged row = left row + tail(right row)
+        self._padding = (None,) * len(self._extra)  # an OPTIONAL row without a match
         self._condition_expr = condition
         self._dictionary = dictionary
         self._generic_holds = reference._condition  # merged row -> bool (errors are False)
@@ -139,11 +143,14 @@ class CompiledCorrelated(Operator):
     # push_left / push_right are closures over the state, built once (no attribute read
     # per call: they run for every arrival and expiry on either input). A left row's state
     # is a two-item list [multiplicity, matches] (item access, not attribute access), and
-    # the reference's output rules (AntiJoinOp / SemiJoinOp.on_left, on_right) are inlined:
-    # a NOT EXISTS / MINUS row is out while it has no match, an EXISTS row while it has one.
+    # the reference's output rules (on_left / on_right of AntiJoinOp, SemiJoinOp and
+    # LeftJoinOp) are inlined: a NOT EXISTS / MINUS row is out while it has no match, an
+    # EXISTS row while it has one; an OPTIONAL row is out padded with unbound values while
+    # it has no match, else merged with each match.
     def _left_side(self) -> Callable[[list[Delta]], None]:
         left, right, key_of = self._left, self._right, self._left_key
         sinks, handed_over, to_reference = self._sinks, self._handed_over, self._reference.push_left
+        optional, tail, padding = self._optional, self._tail, self._padding
         out_when_unmatched = isinstance(self._reference, AntiJoinOp)
 
         def push_left(deltas: list[Delta]) -> None:
@@ -173,22 +180,27 @@ class CompiledCorrelated(Operator):
                                 if holds(row, rrow):
                                     matches += count
                             holds = self._holds
+                    if mult:
+                        if rows is None:
+                            left[key] = {row: [mult, matches]}
+                        else:
+                            rows[row] = [mult, matches]
+                else:
+                    matches = state[1]
+                    count = state[0] = state[0] + mult
+                    if count == 0:
+                        del rows[row]
+                        if not rows:
+                            del left[key]
+                if not optional:
                     if (matches == 0) is out_when_unmatched:
                         out.append((row, mult))
-                    if not mult:
-                        continue
-                    if rows is None:
-                        left[key] = {row: [mult, matches]}
-                    else:
-                        rows[row] = [mult, matches]
-                    continue
-                if (state[1] == 0) is out_when_unmatched:
-                    out.append((row, mult))
-                count = state[0] = state[0] + mult
-                if count == 0:
-                    del rows[row]
-                    if not rows:
-                        del left[key]
+                elif matches == 0:
+                    out.append((row + padding, mult))
+                else:
+                    for rrow, count in reversed(right[key].items()):  # newest first, like the ring
+                        if holds is None or holds(row, rrow):
+                            out.append((row + tail(rrow), mult * count))
             if out:
                 for sink in sinks:
                     sink(out)
@@ -198,6 +210,7 @@ class CompiledCorrelated(Operator):
     def _right_side(self) -> Callable[[list[Delta]], None]:
         left, right, key_of = self._left, self._right, self._right_key
         sinks, handed_over, to_reference = self._sinks, self._handed_over, self._reference.push_right
+        optional, tail, padding = self._optional, self._tail, self._padding
         sign = -1 if isinstance(self._reference, AntiJoinOp) else 1  # of a left row's change on its first match
 
         def push_right(deltas: list[Delta]) -> None:
@@ -218,7 +231,13 @@ class CompiledCorrelated(Operator):
                         if holds is None or holds(lrow, row):
                             before = state[1]
                             after = state[1] = before + mult
-                            if before == 0:
+                            if optional:  # the padded row gives way to the merged ones, and back
+                                if before == 0 and after > 0:
+                                    out.append((lrow + padding, -state[0]))
+                                out.append((lrow + tail(row), mult * state[0]))
+                                if before > 0 and after == 0:
+                                    out.append((lrow + padding, state[0]))
+                            elif before == 0:
                                 if after > 0:
                                     out.append((lrow, sign * state[0]))
                             elif after == 0:
@@ -262,9 +281,9 @@ class CompiledCorrelated(Operator):
 
 def compile_correlated(reference: _Correlated, left: tuple[str, ...], right: tuple[str, ...],
                        condition: Any, dictionary: Dictionary) -> Operator:
-    """The compiled form of an anti-/semi-join, or the reference itself when it does not
-    apply (OPTIONAL, or no shared variable)."""
-    if not isinstance(reference, (AntiJoinOp, SemiJoinOp)) or not reference.shared:
+    """The compiled form of an anti-/semi-join or OPTIONAL, or the reference itself when
+    it does not apply (no shared variable)."""
+    if not isinstance(reference, (AntiJoinOp, SemiJoinOp, LeftJoinOp)) or not reference.shared:
         return reference
     return CompiledCorrelated(reference, left, right, condition, dictionary)
 
