@@ -115,6 +115,10 @@ ERRORING_QUERIES = {
 }
 
 
+# Compiled, these count their errors without raising (CompiledGroup's unbound branches).
+COUNTED_WITHOUT_RAISING = {"busy_taxis"}
+
+
 def live_tracebacks() -> int:
     gc.collect()
     return sum(1 for obj in gc.get_objects() if type(obj) is types.TracebackType)
@@ -141,7 +145,12 @@ def test_errors_on_a_long_stream_leave_no_tracebacks_behind(
             counts.append(live_tracebacks())
     # Before the fix each error left one to three traceback entries behind.
     assert max(counts) - min(counts) <= 2, counts
-    assert raised[0] >= events  # the query does exercise the error paths
+    if compiled and name in COUNTED_WITHOUT_RAISING:
+        # the compiled group counts an unbound MEDIAN(?tip) argument in its generated
+        # code (no exception at all); it raised one per padded row before
+        assert raised[0] < events, raised
+    else:
+        assert raised[0] >= events  # the query does exercise the error paths
 
 
 def test_no_module_keeps_an_exception_instance_to_raise() -> None:

@@ -37,7 +37,8 @@ from taxi_rsp.rdf.dictionary import Dictionary
 # aggregate: a SUM of decimals has held a value (the reference's total is then a
 # Fraction, else still the integer 0; the type of an emptied or restored SUM depends on it)]
 _FIRST_STATE = 2
-_ERROR = object()  # an aggregate argument that is an error (slow path only)
+_ERROR = object()  # an aggregate argument that is an error (slow path, unbound branches)
+_UNBOUND_BRANCHES = 3  # at most this many variables get an unbound branch in push
 
 
 class _KindKnown(Exception):
@@ -152,19 +153,27 @@ class CompiledGroup(Operator):
         key = "(" + "".join(f"x{i}, " for i in self._key_pos) + ")"
         unpack = ", ".join(f"x{i}" for i in range(len(self._input_schema)))
         guard = c.guard_test()
+        unbound = self._unbound_branch(c, codes, args, arg_codes)
         src = ["def push(deltas):", "    for n, (row, mult) in enumerate(deltas):", "        try:"]
         if unpack:
             src.append(f"            {unpack}, = row")
+        pad = "            "
+        if unbound:
+            src += unbound
+            pad = "                "
         if guard:
-            src.append(f"            if {guard}: raise _Miss")
-        src += [f"            {line}" for line in w.lines]
-        src += [f"            {a} = {code}" for a, code in zip(args, arg_codes)]
+            src.append(f"{pad}if {guard}: raise _Miss")
+        src += [f"{pad}{line}" for line in w.lines]
+        src += [f"{pad}{a} = {code}" for a, code in zip(args, arg_codes)]
         src += ["        except Exception:",
                 "            if _slow(row, mult):  # handed over: the reference takes the rest",
                 "                _reference_push(deltas[n + 1:])",
                 "                return",
                 "            continue",
                 f"        key = {key}"]
+        if unbound:
+            src += ["        if unbound:", f"            apply_slow(key, mult{''.join(', ' + a for a in args)})",
+                    "            continue"]
         # the update of the group state inline: no call per delta (apply_slow: the slow path)
         src += ["    " + line for line in self._apply_source("apply", args, errors=False)[2:]]
         src += self._apply_source("apply_slow", args, errors=True)
@@ -181,6 +190,40 @@ class CompiledGroup(Operator):
         exec(compile(self.source, "<taxi_rsp compiled group>", "exec"), namespace)  # noqa: S102 - our own source
         self._push, self._flush = namespace["push"], namespace["flush"]
         self._apply = namespace["apply_slow"]  # the slow path's: arguments may be errors
+
+    def _unbound_branch(self, c: ChunkCompiler, codes: dict[int, int], args: list[str],
+                        arg_codes: list[str]) -> list[str]:
+        """Source taking, in the generated push, a row in which one variable that
+        aggregates read bare is unbound (``MEDIAN(?tip)`` over an OPTIONAL with no match
+        yet: an error, counted; ``COUNT(?tip)``: 0): one branch per such variable that is
+        no group key, each setting ``unbound`` and the arguments (``_ERROR`` for those)
+        for ``apply_slow``; ``unbound = False`` and the usual code under the final else.
+        Without it every such row took the slow path. Generated once errors have been
+        seen (the results then read the error counts)."""
+        schema = self._input_schema
+        bare = {j: schema.index(arg.name) for j, (name, arg, _) in enumerate(self._aggs)
+                if name != "COUNT" and isinstance(arg, ast.Var) and arg.name in schema and j not in self._unknown}
+        positions = sorted(set(bare.values()) - set(self._key_pos))
+        if not self._errors_seen or not positions or len(positions) > _UNBOUND_BRANCHES:
+            return []
+        src = []
+        for position in positions:
+            # the other arguments compiled without this position (reading it fails here)
+            other = ChunkCompiler(self.dictionary, schema, {i: k for i, k in codes.items() if i != position})
+            other.w.consts = c.w.consts  # one namespace: constant names must not collide
+            try:
+                unbound_codes = [code if j in self._unknown else "_ERROR" if bare.get(j) == position
+                                 else self._argument(other, name, arg)[0]
+                                 for j, ((name, arg, _), code) in enumerate(zip(self._aggs, arg_codes))]
+            except NoFast:
+                continue
+            guard = other.guard_test()
+            src += ([f"            {'elif' if src else 'if'} x{position} is None:  # counted as the slow path would",
+                     "                unbound = True"]
+                    + ([f"                if {guard}: raise _Miss"] if guard else [])
+                    + [f"                {line}" for line in other.w.lines]
+                    + [f"                {a} = {code}" for a, code in zip(args, unbound_codes)])
+        return src + ["            else:", "                unbound = False"] if src else []
 
     def _apply_source(self, name: str, args: list[str], errors: bool) -> list[str]:
         """Source of ``name(key, mult, a0, …)``: one delta into its group's state; with
