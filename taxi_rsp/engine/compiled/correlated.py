@@ -167,6 +167,7 @@ class CompiledCorrelated(Operator):
                     return
                 rows = left.get(key)
                 state = rows.get(row) if rows is not None else None
+                matched = None  # a new OPTIONAL row's matches, found once for count and output
                 if state is None:
                     if mult < 0:
                         raise ValueError(f"retraction of an unknown left row {row!r}")
@@ -175,6 +176,10 @@ class CompiledCorrelated(Operator):
                     if candidates:
                         if holds is None:
                             matches = sum(candidates.values())
+                        elif optional:
+                            matched = [(rrow, count) for rrow, count in candidates.items() if holds(row, rrow)]
+                            matches = sum(count for _, count in matched)
+                            holds = self._holds
                         else:
                             for rrow, count in candidates.items():
                                 if holds(row, rrow):
@@ -197,10 +202,14 @@ class CompiledCorrelated(Operator):
                         out.append((row, mult))
                 elif matches == 0:
                     out.append((row + padding, mult))
+                elif matched is not None:
+                    for rrow, count in reversed(matched):  # newest first, like the ring
+                        out.append((row + tail(rrow), mult * count))
                 else:
-                    for rrow, count in reversed(right[key].items()):  # newest first, like the ring
+                    for rrow, count in reversed(right[key].items()):
                         if holds is None or holds(row, rrow):
                             out.append((row + tail(rrow), mult * count))
+                    holds = self._holds
             if out:
                 for sink in sinks:
                     sink(out)
