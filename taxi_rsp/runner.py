@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from taxi_rsp import native
 from taxi_rsp.engine.config import EngineConfig
+from taxi_rsp.engine import generated
 from taxi_rsp.errors import UserError
 from taxi_rsp.feeder import Feeder
 from taxi_rsp.listener import DebsTopKWriter
@@ -99,6 +100,7 @@ def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) ->
         summary["rss_mib_at_lines"] = watch.rss_at_lines
         summary["peak_rss_mib"] = _peak_rss_mib()
         summary["engine_modules"] = {**native.status(), "feeder_native_loop": feeder.native}
+        summary["generated_code"] = generated.status()
         summary["warnings"] = registration + _warnings(session, watch)
         outputs.commit_summary(summary)
         if config.live is not None:

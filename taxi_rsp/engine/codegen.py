@@ -32,6 +32,7 @@ from typing import Any
 
 from taxi_rsp.algebra import plan as P
 from taxi_rsp.engine.expr import compile_expr
+from taxi_rsp.engine.generated import define
 from taxi_rsp.lang import ast
 from taxi_rsp.rdf.dictionary import (
     DECIMAL_SCALE,
@@ -449,8 +450,10 @@ class ChunkCompiler:
                     _encode_fraction=encode_fraction, _fmt=_fmt_decimal, _format_decimal=format_decimal,
                     _trunc=_trunc_div, math=math)
 
-    def finish(self, generic: Callable[[tuple], tuple | None]) -> Callable[[tuple], tuple | None]:
-        """The compiled chain: row -> derived row, or None when a FILTER drops it."""
+    def finish(self, generic: Callable[[tuple], tuple | None],
+               install: Callable[[Step, Step], None] | None = None) -> Callable[[tuple], tuple | None]:
+        """The compiled chain: row -> derived row, or None when a FILTER drops it;
+        ``install(old, new)``: see :func:`~taxi_rsp.engine.generated.define`."""
         w = self.w
         outputs = []
         for ident, value, kind in self.slots:
@@ -469,8 +472,9 @@ class ChunkCompiler:
         src += ["    except Exception:", "        return _generic(row)"]
         namespace = dict(w.consts, _generic=generic, **self.runtime())
         source = "\n".join(src)
-        exec(compile(source, "<taxi_rsp pipeline>", "exec"), namespace)  # noqa: S102 - our own source
-        chunk = namespace["chunk"]
+        functions = define(source, "<taxi_rsp pipeline>", namespace, install=None if install is None else
+                           lambda compiled: install(functions["chunk"], compiled["chunk"]))
+        chunk = functions["chunk"]
         chunk.source = source  # type: ignore[attr-defined]
         return chunk
 
@@ -545,16 +549,18 @@ def compile_chunk(
     steps: list[P.FusedStep],
     generic: Step,
     sample: tuple,
+    install: Callable[[Step, Step], None] | None = None,
 ) -> Step:
     """One function for ``steps`` (the Filter, Extend and Project plan nodes they
     implement) over rows of ``schema``, specialised on the type codes of ``sample``;
     ``generic`` is the reference chain (row -> row/None). Returns ``generic`` itself
-    when some step has no fast form."""
+    when some step has no fast form. ``install(old, new)`` receives the chain compiled
+    to C later (see :func:`~taxi_rsp.engine.generated.define`)."""
     codes = type_codes(sample)
     compiler = ChunkCompiler(dictionary, schema, codes)
     try:
         for step in steps:
             compiler.add_step(step)
-        return compiler.finish(generic)
+        return compiler.finish(generic, install)
     except NoFast:
         return generic

@@ -20,6 +20,7 @@ from typing import Any
 
 from taxi_rsp.algebra import plan as P
 from taxi_rsp.engine.codegen import compile_chunk
+from taxi_rsp.engine.generated import swap
 from taxi_rsp.engine.ops.match import BGPMatcher, EventView
 from taxi_rsp.engine.ops.stateless import Step
 from taxi_rsp.lang import ast
@@ -93,7 +94,8 @@ class PipelineNode:
 
     def _compile(self, sample: tuple) -> Step:
         descriptions = [s.description for s in self.steps]
-        return compile_chunk(self.dictionary, self.steps[0].schema_in, descriptions, self._generic, sample)
+        return compile_chunk(self.dictionary, self.steps[0].schema_in, descriptions, self._generic, sample,
+                             install=lambda old, new: swap(self, "_chunk", old, new))
 
     def run(self, view: EventView) -> list[tuple]:
         """This node's rows for the event of ``view`` (computed once per event)."""

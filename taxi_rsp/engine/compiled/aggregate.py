@@ -46,6 +46,7 @@ from typing import Any
 from taxi_rsp.algebra.plan import volatile_step
 from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss, type_codes
 from taxi_rsp.engine.expr import Compiled, ExprError
+from taxi_rsp.engine.generated import define
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.aggregates import Sum
 from taxi_rsp.engine.ops.group import GroupOp
@@ -210,11 +211,17 @@ class CompiledAggregate(Operator):
             insort=insort, bisect_left=bisect_left, _int_id=self._int_id, _dec_id=self._dec_id,
             _median_id=self._median_id, _avg_id=self._avg_id,
         )
-        exec(compile(self.source, "<taxi_rsp compiled aggregate>", "exec"), namespace)  # noqa: S102 - our own source
-        self._insert = namespace["insert"]
-        self._apply = namespace["apply"]
-        self._expire = namespace["expire"]
-        self._flush = namespace["flush"]
+        functions = define(self.source, "<taxi_rsp compiled aggregate>", namespace,
+                           install=lambda compiled: self._install(functions, compiled))
+        self._install({}, functions)
+
+    _GENERATED = {"_insert": "insert", "_apply": "apply", "_expire": "expire", "_flush": "flush"}
+
+    def _install(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+        """Use the generated functions ``new`` where ``old`` ones are in use (or none yet)."""
+        for attribute, name in self._GENERATED.items():
+            if not old or getattr(self, attribute) is old[name]:
+                setattr(self, attribute, new[name])
 
     @staticmethod
     def _key_id(c: ChunkCompiler, name: str) -> str:

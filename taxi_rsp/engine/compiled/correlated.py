@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss, type_codes
+from taxi_rsp.engine.generated import define, swap
 from taxi_rsp.engine.compiled.rows import tuple_getter
 from taxi_rsp.engine.index.oneway import Entry
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
@@ -109,8 +110,10 @@ class CompiledCorrelated(Operator):
         namespace = dict(w.consts)
         namespace.update(c.runtime())
         namespace.update(_Miss=_Miss, _generic=self._generic_pair)
-        exec(compile(self.source, "<taxi_rsp compiled condition>", "exec"), namespace)  # noqa: S102 - our own source
-        return namespace["holds_ids" if shortcut else "holds"]
+        entry = "holds_ids" if shortcut else "holds"
+        functions = define(self.source, "<taxi_rsp compiled condition>", namespace,
+                           install=lambda compiled: swap(self, "_holds", functions[entry], compiled[entry]))
+        return functions[entry]
 
     def _id_order_source(self, schema: tuple[str, ...], codes: dict[int, int]) -> list[str]:
         """Source of ``holds_ids`` when the condition compares two variables holding

@@ -27,6 +27,7 @@ from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss, type_codes
 from taxi_rsp.engine.compiled.aggregate import (FUSABLE, CompiledAggregate, _Deopt, compiled_form, flush_source,
                                                group_state_source, int_id_source)
 from taxi_rsp.engine.expr import Compiled, ExprError
+from taxi_rsp.engine.generated import define
 from taxi_rsp.engine.ops.aggregates import Count, Max, Median, Min, Sum
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.group import GroupOp
@@ -187,9 +188,18 @@ class CompiledGroup(Operator):
                          implicit=self._implicit, emit=self.emit, insort=insort, bisect_left=bisect_left,
                          _int_id=self._int_id, _dec_id=self._dec_id, _median_id=self._median_id,
                          _avg_id=self._avg_id)
-        exec(compile(self.source, "<taxi_rsp compiled group>", "exec"), namespace)  # noqa: S102 - our own source
-        self._push, self._flush = namespace["push"], namespace["flush"]
-        self._apply = namespace["apply_slow"]  # the slow path's: arguments may be errors
+        functions = define(self.source, "<taxi_rsp compiled group>", namespace,
+                           install=lambda compiled: self._install(functions, compiled))
+        self._install({}, functions)
+
+    # attribute -> generated function (apply_slow: the slow path's; arguments may be errors)
+    _GENERATED = {"_push": "push", "_flush": "flush", "_apply": "apply_slow"}
+
+    def _install(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+        """Use the generated functions ``new`` where ``old`` ones are in use (or none yet)."""
+        for attribute, name in self._GENERATED.items():
+            if not old or getattr(self, attribute) is old[name]:
+                setattr(self, attribute, new[name])
 
     def _unbound_branch(self, c: ChunkCompiler, codes: dict[int, int], args: list[str],
                         arg_codes: list[str]) -> list[str]:

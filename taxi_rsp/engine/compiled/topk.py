@@ -36,6 +36,7 @@ from math import gcd
 from typing import Any
 
 from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss, type_codes
+from taxi_rsp.engine.generated import define, swap
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.topk import TopKOp, _row_key, snapshot_deltas
 from taxi_rsp.lang import ast
@@ -208,8 +209,9 @@ class CompiledTopK(Operator):
         namespace["_row_key"] = _row_key
         namespace["_text"] = self._text
         namespace["_iri"] = self._iri
-        exec(compile(self.source, "<taxi_rsp compiled top-k>", "exec"), namespace)  # noqa: S102 - our own source
-        self._key = namespace["key"]
+        functions = define(self.source, "<taxi_rsp compiled top-k>", namespace,
+                           install=lambda compiled: swap(self, "_key", functions["key"], compiled["key"]))
+        self._key = functions["key"]
 
     def _text_or_none(self, term_id: Any) -> Any:
         """The Python value of a dictionary id that is not inline (None otherwise)."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from taxi_rsp.engine.generated import define, swap
 from taxi_rsp.lang.ast import TriplePattern, Var
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.events import GraphEvent, StarGraph, StarLayout
@@ -132,9 +133,13 @@ class BGPMatcher:
         else:
             row = ", ".join(f"b{i}" for i in range(len(self.schema)))
             lines.append(f"    return [({row}{',' if len(self.schema) == 1 else ''})]")
-        namespace: dict = dict(consts)
-        exec(compile("\n".join(lines), "<taxi_rsp star bgp>", "exec"), namespace)  # noqa: S102 - our own source
-        return namespace["star"]
+        functions = define("\n".join(lines), "<taxi_rsp star bgp>", dict(consts),
+                           install=lambda compiled: self._install_star(layout, functions["star"], compiled["star"]))
+        return functions["star"]
+
+    def _install_star(self, layout: StarLayout, old: object, new: object) -> None:
+        if self._star.get(layout) is old:  # the plan compiler's version of the same code
+            self._star[layout] = new
 
     @staticmethod
     def _slot(node: object, names: dict[str, int], dictionary: Dictionary) -> tuple[bool, int]:
@@ -172,9 +177,9 @@ class BGPMatcher:
         row = ", ".join(f"b{i}" for i in range(len(self.schema)))
         lines.append("    " * depth + f"out.append(({row}{',' if len(self.schema) == 1 else ''}))")
         lines.append("    return out")
-        namespace: dict = dict(consts)
-        exec(compile("\n".join(lines), "<taxi_rsp bgp>", "exec"), namespace)  # noqa: S102 - our own source
-        return namespace["match"]
+        functions = define("\n".join(lines), "<taxi_rsp bgp>", dict(consts),
+                           install=lambda compiled: swap(self, "match", functions["match"], compiled["match"]))
+        return functions["match"]
 
     def search(self, index: TripleIndex) -> list[tuple]:
         """The interpreted matcher (reference for the generated one)."""
