@@ -3,6 +3,8 @@ whether the outputs are identical (delay column aside).
 
     .venv/bin/python benchmarks/ab_runs.py cache/s300k.csv --rounds 2 --args "--query q2" \\
         before=/work/wt_before after=.
+    .venv/bin/python benchmarks/ab_runs.py cache/s300k.csv --args "--query q2" \\
+        --env interpreted:TAXI_RSP_JIT=0 --env compiled:TAXI_RSP_JIT=1 interpreted=. compiled=.
 
 Each checkout runs from its own sources (``PYTHONPATH``) with this interpreter, from a
 scratch folder so the current directory's package cannot shadow it; build each checkout's
@@ -24,9 +26,10 @@ import tempfile
 from pathlib import Path
 
 
-def run_once(checkout: Path, data: Path, args: list[str], out: Path) -> dict:
-    """One ``taxi-rsp run`` of ``checkout`` into ``out``; its summary.json."""
-    env = dict(os.environ, PYTHONPATH=str(checkout))
+def run_once(checkout: Path, data: Path, args: list[str], out: Path, extra_env: dict[str, str] | None = None
+             ) -> dict:
+    """One ``taxi-rsp run`` of ``checkout`` into ``out`` (``extra_env`` set); its summary.json."""
+    env = dict(os.environ, PYTHONPATH=str(checkout), **(extra_env or {}))
     command = [sys.executable, "-m", "taxi_rsp", "run", str(data), *args, "--out", str(out), "--force",
                "--no-progress"]
     with tempfile.TemporaryDirectory() as scratch:
@@ -53,16 +56,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--args", default="", help='run arguments, e.g. "--query q2"')
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "ab_runs")
+    parser.add_argument("--env", action="append", default=[], metavar="NAME:VAR=VALUE",
+                        help="an environment variable for one side's runs (repeatable)")
     options = parser.parse_args(argv)
+    extra: dict[str, dict[str, str]] = {}
+    for item in options.env:
+        name, _, assignment = item.partition(":")
+        variable, equals, value = assignment.partition("=")
+        if not (name and variable and equals):
+            parser.error("--env is NAME:VAR=VALUE")
+        extra.setdefault(name, {})[variable] = value
     pairs = [item.split("=", 1) for item in options.checkouts]
     if any(len(pair) != 2 for pair in pairs):
         parser.error("checkouts are NAME=CHECKOUT")
     args = shlex.split(options.args)
     for round_number in range(1, options.rounds + 1):
         for name, checkout in pairs:
-            summary = run_once(Path(checkout).resolve(), options.data.resolve(), args, options.out / name)
+            summary = run_once(Path(checkout).resolve(), options.data.resolve(), args, options.out / name,
+                               extra.get(name))
+            delays = {q: d["mean"] for q, d in summary.get("delay_ms", {}).items()}
             print(f"{options.args or '(default queries)'} | {name} round={round_number} "
-                  f"cpu={summary['cpu_seconds']} peak_rss_mib={summary.get('peak_rss_mib')}", flush=True)
+                  f"cpu={summary['cpu_seconds']} peak_rss_mib={summary.get('peak_rss_mib')} "
+                  f"delay_mean_ms={delays} generated_code={summary.get('generated_code')}", flush=True)
     first = options.out / pairs[0][0]
     failed = False
     for name, _ in pairs[1:]:

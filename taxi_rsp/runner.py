@@ -75,6 +75,7 @@ def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) ->
                 config.live.attach(info, sinks[info.name], session.listen)
         if config.explain:
             report(native.describe())
+            report(generated.describe())
             for info in session.infos:
                 report(session.explain(info.name))
         registration = session.registration_warnings({STREAMS + "trips"})

@@ -358,3 +358,12 @@ def status() -> dict[str, object]:
     mode = "on" if compiler.broken is None else f"unavailable ({compiler.broken})"
     return {"mode": mode, "compiled": compiler.loaded, "interpreted": compiler.defined - compiler.loaded,
             "built": compiler.built, "cache": str(compiler.cache)}
+
+
+def describe() -> str:
+    """One line for ``--explain``: how the generated code will run."""
+    state = status()
+    if state["mode"] != "on":
+        return f"generated code: interpreted, plan compiler {state['mode']}"
+    return (f"generated code: compiled to C by Cython (a new query's first run builds it in the "
+            f"background; cache {cache_dir()})")
