@@ -126,11 +126,15 @@ def _globals_of(function: ast.FunctionDef) -> set[str]:
     return loads - bound
 
 
-def factory_source(source: str, names: Iterable[str]) -> str:
-    """``source``'s functions as closures of ``make(_ns)`` over ``names`` (see above)."""
+def factory_source(source: str, names: Iterable[str], types: dict[str, str] | None = None) -> str:
+    """``source``'s functions as closures of ``make(_ns)`` over ``names`` (see above);
+    ``types`` declares some of them as a builtin container type for the C compiler (a
+    ``dict`` method is then called directly instead of looked up per call)."""
     functions = [n.name for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)]
-    lines = ["def make(_ns):"]
-    lines += [f"    {name} = _ns[{name!r}]" for name in names]
+    types = types or {}
+    lines = ["import cython", "", "def make(_ns):"] if types else ["def make(_ns):"]
+    lines += [f"    {name} = cython.declare({types[name]}, _ns[{name!r}])" if name in types
+              else f"    {name} = _ns[{name!r}]" for name in names]
     lines += [f"    {line}" if line.strip() else "" for line in source.splitlines()]
     lines.append("    return {" + ", ".join(f"{f!r}: {f}" for f in functions) + "}")
     return "\n".join(lines)
@@ -169,7 +173,9 @@ class PlanCompiler:
             return None
         if any(n not in namespace and not hasattr(builtins, n) for n in names):
             return None  # would fail when read, interpreted or not: let exec report it
-        factory = factory_source(source, [n for n in names if n in namespace])  # the rest are builtins
+        bound = [n for n in names if n in namespace]  # the rest are builtins
+        types = {n: _CONTAINERS[type(namespace[n])] for n in bound if type(namespace[n]) in _CONTAINERS}
+        factory = factory_source(source, bound, types)
         return "tr_" + hashlib.sha256(factory.encode()).hexdigest()[:32], factory
 
     def cached(self, name: str) -> ModuleType | None:
@@ -267,6 +273,8 @@ class PlanCompiler:
 
 
 _BUILD_PREFIX = ".build-"
+# Exact container types of namespace values the factory declares (a subclass is not declared)
+_CONTAINERS = {dict: "dict", list: "list", set: "set"}
 # Built extensions waiting for the engine's thread: (compiler, module name, install)
 READY: list[tuple[PlanCompiler, str, Callable[[ModuleType], None]]] = []
 

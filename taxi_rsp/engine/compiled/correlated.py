@@ -19,6 +19,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import cython
+
 from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss, type_codes
 from taxi_rsp.engine.generated import define, swap
 from taxi_rsp.engine.compiled.rows import tuple_getter
@@ -151,7 +153,10 @@ class CompiledCorrelated(Operator):
     # EXISTS row while it has one; an OPTIONAL row is out padded with unbound values while
     # it has no match, else merged with each match.
     def _left_side(self) -> Callable[[list[Delta]], None]:
-        left, right, key_of = self._left, self._right, self._left_key
+        # typed for the compiled module: dict methods called directly
+        left = cython.declare(dict, self._left)
+        right = cython.declare(dict, self._right)
+        key_of = self._left_key
         sinks, handed_over, to_reference = self._sinks, self._handed_over, self._reference.push_left
         optional, tail, padding = self._optional, self._tail, self._padding
         out_when_unmatched = isinstance(self._reference, AntiJoinOp)
@@ -164,7 +169,7 @@ class CompiledCorrelated(Operator):
             holds = self._holds  # replaced once, after the first pair (see _first_pair)
             for n, (row, mult) in enumerate(deltas):
                 key = key_of(row)
-                if None in key:
+                if _unbound(key):
                     self._hand_over(out)
                     to_reference(deltas[n:])
                     return
@@ -220,7 +225,9 @@ class CompiledCorrelated(Operator):
         return push_left
 
     def _right_side(self) -> Callable[[list[Delta]], None]:
-        left, right, key_of = self._left, self._right, self._right_key
+        left = cython.declare(dict, self._left)
+        right = cython.declare(dict, self._right)
+        key_of = self._right_key
         sinks, handed_over, to_reference = self._sinks, self._handed_over, self._reference.push_right
         optional, tail, padding = self._optional, self._tail, self._padding
         sign = -1 if isinstance(self._reference, AntiJoinOp) else 1  # of a left row's change on its first match
@@ -233,7 +240,7 @@ class CompiledCorrelated(Operator):
             holds = self._holds
             for n, (row, mult) in enumerate(deltas):
                 key = key_of(row)
-                if None in key:
+                if _unbound(key):
                     self._hand_over(out)
                     to_reference(deltas[n:])
                     return
@@ -299,3 +306,12 @@ def compile_correlated(reference: _Correlated, left: tuple[str, ...], right: tup
         return reference
     return CompiledCorrelated(reference, left, right, condition, dictionary)
 
+
+@cython.cfunc
+def _unbound(key: tuple) -> bool:
+    """Whether a key holds an unbound value (``None in key`` compares every part with
+    ``==``, which costs more than the identity test for ints)."""
+    for part in key:
+        if part is None:
+            return True
+    return False

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import cython
+
 from taxi_rsp.engine.compiled.rows import tuple_getter
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.join import JoinOp
@@ -60,7 +62,9 @@ class CompiledJoin(Operator):
         """The push of one side: a closure over that side's state, so a call reads no
         attribute (it runs for every batch of deltas of its input); the first key with an
         unbound value hands both sides to the reference join, which answers from then on."""
-        own, other = (self._left, self._right) if from_left else (self._right, self._left)
+        # typed for the compiled module: dict methods called directly, not looked up per call
+        own = cython.declare(dict, self._left if from_left else self._right)
+        other = cython.declare(dict, self._right if from_left else self._left)
         key_of, tail = (self._left_key if from_left else self._right_key), self._tail
         reference = self._reference
         to_reference = reference.push_left if from_left else reference.push_right
@@ -76,7 +80,11 @@ class CompiledJoin(Operator):
             append = out.append
             for n, (row, mult) in enumerate(deltas):
                 key = key_of(row)
-                if None in key:
+                unbound = False
+                for part in key:  # `None in key` compares each part with == (slow for ints)
+                    if part is None:
+                        unbound = True
+                if unbound:
                     self._hand_over()
                     reference.emit(out)
                     to_reference(deltas[n:])

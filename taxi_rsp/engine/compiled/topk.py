@@ -35,6 +35,8 @@ from fractions import Fraction
 from math import gcd
 from typing import Any
 
+import cython
+
 from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss, type_codes
 from taxi_rsp.engine.generated import define, swap
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
@@ -297,7 +299,10 @@ class CompiledTopK(Operator):
     def _pusher(self) -> Callable[[list[Delta]], None]:
         """``push``: a closure over the head, the rest and the held rows, built once (a
         call reads two attributes, not ten: every batch of changes to the ranked rows ends here)."""
-        held, ordered, rest = self._held, self._sorted, self._rest
+        # typed for the compiled module: dict and list methods called directly
+        held = cython.declare(dict, self._held)
+        ordered = cython.declare(list, self._sorted)
+        rest = cython.declare(dict, self._rest)
         wanted, capacity = self._wanted, self._capacity
         handed_over = self._handed_over
 
