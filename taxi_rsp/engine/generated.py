@@ -24,7 +24,8 @@ functions are the same code, hence the same results; they skip the interpreter
 A source not in the cache yet runs interpreted while one background thread builds it;
 the engine swaps the compiled functions in between two events (:func:`install_ready`).
 So the first run of a query never stalls on the compiler (no output line's delay holds a
-build), and later runs start compiled. Anything that prevents compiling (no Cython, no
+build), and the runs after one that lasted long enough to build it (≈ 2 s per source) start
+compiled; a build still running when a run ends is stopped and done again next time. Anything that prevents compiling (no Cython, no
 compiler, a source this module does not recognise) leaves that code interpreted,
 silently unless ``TAXI_RSP_JIT=1`` asked for the compiler explicitly.
 
