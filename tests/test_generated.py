@@ -143,3 +143,19 @@ def test_a_run_summary_says_how_generated_code_ran(tmp_path: Path) -> None:
                     "--out", str(tmp_path / "out"), "--no-progress"], check=True, env=env, capture_output=True)
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["generated_code"] == {"mode": "off (TAXI_RSP_JIT=0)"}
+
+
+def test_an_unreadable_cached_extension_is_built_again(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    _jit(monkeypatch, tmp_path / "cache")
+    compiler = generated.plan_compiler()
+    source, namespace = "def scaled(x):\n    return x * factor\n", {"factor": 3}
+    name, _ = compiler.prepare(source, namespace)
+    torn = compiler._target(name)
+    torn.parent.mkdir(parents=True)
+    torn.write_bytes(b"not an extension module")  # e.g. a copy cut short
+    installed: list = []
+    functions = generated.define(source, "<t>", namespace, install=installed.append)
+    assert functions["scaled"](2) == 6 and not torn.exists()  # interpreted now, the file dropped
+    compiler.wait(300)
+    assert torn.exists() and installed and installed[0]["scaled"](2) == 6
+    assert type(installed[0]["scaled"]).__name__ == "cython_function_or_method"

@@ -160,7 +160,7 @@ class PlanCompiler:
         self.loaded = 0  # sources running compiled
         self._child: subprocess.Popen | None = None  # the build step running now
         self._modules: dict[str, ModuleType] = {}
-        self._queue: queue.Queue[tuple[str, str, Callable[[ModuleType], None]] | None] = queue.Queue()
+        self._queue: queue.Queue[tuple[str, str, Callable[[ModuleType], None]]] = queue.Queue()
         self._worker: threading.Thread | None = None
 
     def prepare(self, source: str, namespace: dict[str, Any]) -> tuple[str, str] | None:
@@ -185,7 +185,8 @@ class PlanCompiler:
         if module is None and self._target(name).exists():
             try:
                 module = self._import(name)
-            except Exception:  # noqa: BLE001 - unreadable: built again (and replaced)
+            except Exception:  # noqa: BLE001 - unreadable (a torn copy?): removed, built again
+                self._target(name).unlink(missing_ok=True)
                 return None
         return module
 
