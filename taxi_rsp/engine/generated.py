@@ -353,6 +353,14 @@ def swap(holder: Any, attribute: str, old: Any, new: Any) -> None:
         setattr(holder, attribute, new)
 
 
+def swap_all(holder: Any, attributes: dict[str, str], old: dict[str, Any], new: dict[str, Any]) -> None:
+    """:func:`swap` for several generated functions (``attributes``: attribute -> function
+    name); with no ``old`` functions (the first definition) every attribute is set."""
+    for attribute, name in attributes.items():
+        if not old or getattr(holder, attribute, None) is old[name]:
+            setattr(holder, attribute, new[name])
+
+
 def status() -> dict[str, object]:
     """How this process ran its generated code, for summary.json: ``mode`` (``on``,
     ``off`` and why, or ``unavailable`` and why), how many generated sources ran

@@ -46,7 +46,7 @@ from typing import Any
 from taxi_rsp.algebra.plan import volatile_step
 from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss, type_codes
 from taxi_rsp.engine.expr import Compiled, ExprError
-from taxi_rsp.engine.generated import define
+from taxi_rsp.engine.generated import define, swap_all
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.aggregates import Sum
 from taxi_rsp.engine.ops.group import GroupOp
@@ -212,16 +212,11 @@ class CompiledAggregate(Operator):
             _median_id=self._median_id, _avg_id=self._avg_id,
         )
         functions = define(self.source, "<taxi_rsp compiled aggregate>", namespace,
-                           install=lambda compiled: self._install(functions, compiled))
-        self._install({}, functions)
+                           install=lambda compiled: swap_all(self, self._GENERATED, functions, compiled))
+        swap_all(self, self._GENERATED, {}, functions)
 
+    # attribute -> generated function (swapped for the compiled one when it is built)
     _GENERATED = {"_insert": "insert", "_apply": "apply", "_expire": "expire", "_flush": "flush"}
-
-    def _install(self, old: dict[str, Any], new: dict[str, Any]) -> None:
-        """Use the generated functions ``new`` where ``old`` ones are in use (or none yet)."""
-        for attribute, name in self._GENERATED.items():
-            if not old or getattr(self, attribute) is old[name]:
-                setattr(self, attribute, new[name])
 
     @staticmethod
     def _key_id(c: ChunkCompiler, name: str) -> str:

@@ -27,7 +27,7 @@ from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss, type_codes
 from taxi_rsp.engine.compiled.aggregate import (FUSABLE, CompiledAggregate, _Deopt, compiled_form, flush_source,
                                                group_state_source, int_id_source)
 from taxi_rsp.engine.expr import Compiled, ExprError
-from taxi_rsp.engine.generated import define
+from taxi_rsp.engine.generated import define, swap_all
 from taxi_rsp.engine.ops.aggregates import Count, Max, Median, Min, Sum
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.group import GroupOp
@@ -189,17 +189,12 @@ class CompiledGroup(Operator):
                          _int_id=self._int_id, _dec_id=self._dec_id, _median_id=self._median_id,
                          _avg_id=self._avg_id)
         functions = define(self.source, "<taxi_rsp compiled group>", namespace,
-                           install=lambda compiled: self._install(functions, compiled))
-        self._install({}, functions)
+                           install=lambda compiled: swap_all(self, self._GENERATED, functions, compiled))
+        swap_all(self, self._GENERATED, {}, functions)
 
     # attribute -> generated function (apply_slow: the slow path's; arguments may be errors)
     _GENERATED = {"_push": "push", "_flush": "flush", "_apply": "apply_slow"}
 
-    def _install(self, old: dict[str, Any], new: dict[str, Any]) -> None:
-        """Use the generated functions ``new`` where ``old`` ones are in use (or none yet)."""
-        for attribute, name in self._GENERATED.items():
-            if not old or getattr(self, attribute) is old[name]:
-                setattr(self, attribute, new[name])
 
     def _unbound_branch(self, c: ChunkCompiler, codes: dict[int, int], args: list[str],
                         arg_codes: list[str]) -> list[str]:

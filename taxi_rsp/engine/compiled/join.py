@@ -84,6 +84,7 @@ class CompiledJoin(Operator):
                 for part in key:  # `None in key` compares each part with == (slow for ints)
                     if part is None:
                         unbound = True
+                        break
                 if unbound:
                     self._hand_over()
                     reference.emit(out)
