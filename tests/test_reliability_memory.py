@@ -108,7 +108,8 @@ def structure_sizes(engine: Engine) -> dict[str, int]:
                 assert all(state[0] > 0 for state in op._groups.values())
                 sizes["compiled groups"] += len(op._groups)
             if isinstance(op, CompiledTopK):
-                assert len(op._sorted) + len(op._rest) == len(op._held)  # head + rest
+                assert len(op._sorted) + op._rest_count[0] == len(op._held)  # head + rest
+                assert sum(entry[2] for entry in op._held.values()) == op._rest_count[0]  # rest flags
                 sizes["compiled top-k rows"] += len(op._held)
             if isinstance(op, GroupOp) and any(
                     isinstance(acc, Median) for s in op._groups.values() for acc in s.accumulators):

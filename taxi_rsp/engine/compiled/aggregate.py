@@ -104,7 +104,7 @@ class CompiledAggregate(Operator):
         self._reference._sinks = self._sinks  # its deltas go to this operator's consumers
         self._entries: deque = deque()
         self._groups: dict[tuple, list] = {}
-        self._dirty: dict[tuple, Row | None] = {}
+        self._dirty: dict[tuple, list] = {}  # key -> state of the groups touched since the last flush
         self._implicit = not keys
         self._insert: Callable[[Row, int], None] = self._first_insert
         self._flush: Callable[[], None] = self._flush_before_first_row
@@ -112,8 +112,7 @@ class CompiledAggregate(Operator):
         self.mode = "specialised on the first row"  # then "compiled" or "reference"
         self.source = ""
         if self._implicit:
-            self._groups[()] = self._new_state_for_implicit()
-            self._dirty[()] = None
+            self._dirty[()] = self._groups[()] = self._new_state_for_implicit()
 
     # -- window API ------------------------------------------------------------------
     def next_expiry(self) -> int | None:
@@ -195,10 +194,8 @@ class CompiledAggregate(Operator):
         src += self._apply_lines(args, "    ")
         src += ["", "def expire(until):", "    popleft = entries.popleft"]
         src += ["    while entries and entries[0][0] <= until:",
-                f"        _, _, key{''.join(', ' + a for a in args)} = popleft()",
-                "        st = groups[key]",
-                "        if key not in dirty:",
-                "            dirty[key] = st[1]",
+                f"        _, _, key, st{''.join(', ' + a for a in args)} = popleft()",
+                "        dirty.setdefault(key, st)",
                 "        st[0] -= 1"]
         src += [f"        {line}" for j, a in enumerate(args) for line in self._revert(j, a)]
         src += flush_source([self._result(j) for j in range(len(args))])
@@ -249,8 +246,10 @@ class CompiledAggregate(Operator):
         raise NoFast(arg)
 
     def _apply_lines(self, args: list[str], pad: str) -> list[str]:
-        lines = [f"entries.append((expiry, row, key{''.join(', ' + a for a in args)}))",
-                 *group_state_source(''.join(', ' + self._init(j) for j in range(len(args))), "1")]
+        # the entry holds its group's state: a group is dropped (by flush) only once its
+        # count is 0, i.e. when no entry refers to it any more
+        lines = [*group_state_source(''.join(', ' + self._init(j) for j in range(len(args))), "1"),
+                 f"entries.append((expiry, row, key, st{''.join(', ' + a for a in args)}))"]
         if self._implicit:
             lines.append("st[-1] = 1  # the one group has seen a row (see _result, SUM)")
         for j, a in enumerate(args):
@@ -387,7 +386,8 @@ class CompiledAggregate(Operator):
                 if isinstance(acc, Sum) and acc.n == 0 and kind not in ("I", "C"):
                     acc.total = Fraction(0)
         pending: dict[tuple, Row | None] = {}
-        for key, old in self._dirty.items():
+        for key, state in self._dirty.items():
+            old = state[1]
             if key not in reference._groups:
                 reference._groups[key] = reference._new_state()  # emptied: flush retracts it
             reference._groups[key].output = old
@@ -441,13 +441,16 @@ def compiled_form(value: Any, kind: Any) -> int:
 
 def group_state_source(initial: str, added: str) -> list[str]:
     """Source lines that find (or create with ``[0, None{initial}]``) the state ``st`` of
-    group ``key``, note its last output in ``dirty`` once per instant, and add ``added``
-    rows to its count: the start of every generated ``apply``."""
+    group ``key``, note it in ``dirty`` (key -> state; its last output ``st[1]`` changes
+    only in flush, so flush still reads the output of the last instant there), and add
+    ``added`` rows to its count: the start of every generated ``apply``. One hash of the
+    key per dict operation, and as few operations as can be: the key is hashed anew each
+    time (tuples do not keep their hash)."""
     return ["st = groups.get(key)",
             "if st is None:",
-            f"    st = groups[key] = [0, None{initial}]",
-            "if key not in dirty:",
-            "    dirty[key] = st[1]",
+            f"    st = groups[key] = dirty[key] = [0, None{initial}]",
+            "else:",
+            "    dirty.setdefault(key, st)",
             f"st[0] += {added}"]
 
 
@@ -457,8 +460,8 @@ def flush_source(results: list[str]) -> list[str]:
     when it lost its last row, and the retraction/insertion pair when the row changed —
     the reference GroupOp's rule, in the same order."""
     return ["", "def flush():", "    out = []", "    append = out.append",
-            "    for key, old in dirty.items():",
-            "        st = groups[key]",
+            "    for key, st in dirty.items():",
+            "        old = st[1]",
             "        if st[0] == 0 and not implicit:",
             "            new = None",
             "            del groups[key]",

@@ -174,7 +174,17 @@ class CompiledCorrelated(Operator):
                     to_reference(deltas[n:])
                     return
                 rows = left.get(key)
-                state = rows.get(row) if rows is not None else None
+                # an arrival hashes its row once: it offers a fresh state, which the dict
+                # keeps only for a new row (rows stay in arrival order: the order of output)
+                state = fresh = None
+                if rows is not None:
+                    if mult > 0:
+                        fresh = [mult, 0]
+                        state = rows.setdefault(row, fresh)
+                        if state is fresh:
+                            state = None
+                    else:
+                        state = rows.get(row)
                 matched = None  # a new OPTIONAL row's matches, found once for count and output
                 if state is None:
                     if mult < 0:
@@ -197,12 +207,12 @@ class CompiledCorrelated(Operator):
                         if rows is None:
                             left[key] = {row: [mult, matches]}
                         else:
-                            rows[row] = [mult, matches]
+                            fresh[1] = matches  # type: ignore[index]
                 else:
                     matches = state[1]
                     count = state[0] = state[0] + mult
                     if count == 0:
-                        del rows[row]
+                        del rows[row]  # type: ignore[union-attr]
                         if not rows:
                             del left[key]
                 if not optional:
@@ -267,6 +277,12 @@ class CompiledCorrelated(Operator):
                     if mult < 0:
                         raise ValueError(f"retraction of a row that is not held: {row!r}")
                     right[key] = {row: mult}
+                    continue
+                if mult > 0:  # one hash of the row when it is new
+                    size = len(held)
+                    count = held.setdefault(row, mult)
+                    if len(held) == size:
+                        held[row] = count + mult
                     continue
                 count = held.get(row, 0) + mult
                 if count < 0:

@@ -82,7 +82,7 @@ class CompiledGroup(Operator):
         self._reference = reference
         reference._sinks = self._sinks
         self._groups: dict[tuple, list] = {}
-        self._dirty: dict[tuple, Row | None] = {}
+        self._dirty: dict[tuple, list] = {}  # key -> state of the groups touched since the last flush
         self._implicit = not keys
         self.mode = "specialised on the first row"  # then "compiled" or "reference"
         self.source = ""
@@ -90,9 +90,8 @@ class CompiledGroup(Operator):
         self._flush = self._reference_flush_before_first_row
         if self._implicit:
             # the last slot records whether the group ever held a row (see SUM's result)
-            self._groups[()] = ([0, None] + [self._empty(n) for n, _, _ in self._aggs]
-                                + [0] * (2 * len(self._aggs)) + [0])
-            self._dirty[()] = None
+            self._dirty[()] = self._groups[()] = ([0, None] + [self._empty(n) for n, _, _ in self._aggs]
+                                                  + [0] * (2 * len(self._aggs)) + [0])
 
     def describe(self) -> str:
         return f"CompiledGroup by {', '.join('?' + k for k in self._keys) or '()'} ({self.mode})"
@@ -349,7 +348,7 @@ class CompiledGroup(Operator):
                     state[_FIRST_STATE + n:_FIRST_STATE + 2 * n], state[_FIRST_STATE + 2 * n:_FIRST_STATE + 3 * n]):
                 self._restore(name, kind, acc, slot, state[0] - errors, kind == "I" or decimal or name == "AVG")
                 acc.errors = 0 if isinstance(acc, Count) else errors
-        reference._dirty = dict(self._dirty)
+        reference._dirty = {key: state[1] for key, state in self._dirty.items()}
         self._groups.clear()
         self._dirty.clear()
         self.mode = "reference"

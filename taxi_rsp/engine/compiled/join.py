@@ -101,24 +101,42 @@ class CompiledJoin(Operator):
                         extra = tail(row)
                         for held, count in reversed(matches.items()):
                             append((held + extra, mult * count))
-                held = own.get(key)
-                if held is None:
-                    own[key] = row if mult == 1 else {row: mult}
-                elif type(held) is not dict:
-                    if held != row:
-                        own[key] = {held: 1, row: mult}
-                    elif mult == -1:
-                        del own[key]
-                    else:
-                        own[key] = {row: 1 + mult}
+                # the row's own side; a new key is hashed once (under a GROUP BY each key
+                # holds one row: each change of a group arrives as a new key)
+                if mult == 1:
+                    size = len(own)
+                    held = own.setdefault(key, row)
+                    if len(own) != size:
+                        continue  # a new key: the row itself is held
+                    if type(held) is not dict:
+                        own[key] = {held: 1, row: 1} if held != row else {row: 2}
+                        continue
+                elif mult == -1:
+                    held = own.get(key)
+                    if held is None:
+                        own[key] = {row: -1}
+                        continue
+                    if type(held) is not dict:
+                        if held != row:
+                            own[key] = {held: 1, row: -1}
+                        else:
+                            del own[key]  # its only row left
+                        continue
                 else:
-                    count = held.get(row, 0) + mult
-                    if count:
-                        held[row] = count
-                    else:
-                        del held[row]
-                        if not held:
-                            del own[key]
+                    held = own.get(key)
+                    if held is None:
+                        own[key] = {row: mult}
+                        continue
+                    if type(held) is not dict:
+                        own[key] = {held: 1, row: mult} if held != row else {row: 1 + mult}
+                        continue
+                count = held.get(row, 0) + mult
+                if count:
+                    held[row] = count
+                else:
+                    del held[row]
+                    if not held:
+                        del own[key]
             if out:
                 for sink in sinks:
                     sink(out)

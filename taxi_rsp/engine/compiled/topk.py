@@ -19,7 +19,9 @@ key in it sorts before every other held key), the others wait unsorted in a ``di
 bisects over thousands of keys). When removals leave the head with fewer keys than the
 rows to report, it is refilled from the rest with the smallest keys
 (:func:`heapq.nsmallest`: one pass, no sort of the rest) - the TMA idea of a top-k
-buffer between k and k_max (Yi et al., ICDE 2003) on a sorted list.
+buffer between k and k_max (Yi et al., ICDE 2003) on a sorted list. Whether a held row
+waits in the rest is a flag in its entry, not a second ``dict``: a change hashes its row
+once (hashing a row of ids is most of what a change far from the top costs).
 
 A row outside those assumptions (another kind, an unbound value, a computed-value id)
 makes the operator hand over to the reference: the current relation is pushed into a
@@ -82,8 +84,10 @@ class CompiledTopK(Operator):
         self._extend_row = None
         self._extensions: dict[Row, Row] = {}  # the rows of the last snapshot, extended
         self._sorted: list[tuple] = []  # the head: the best keys, in order
-        self._rest: dict[Row, tuple] = {}  # row -> key of the held rows outside the head
-        self._held: dict[Row, list] = {}  # row -> [key, multiplicity]
+        # row -> [key, multiplicity, in the rest]: the held rows; those outside the head
+        # (the rest) are flagged, and counted in _rest_count[0]
+        self._held: dict[Row, list] = {}
+        self._rest_count: list[int] = [0]
         # the head's capacity (unbounded without a LIMIT: everything stays sorted)
         self._capacity = None if self._wanted is None else max(HEAD_MIN, HEAD_SLACK * self._wanted)
         self._last: list[Row] = []
@@ -302,7 +306,7 @@ class CompiledTopK(Operator):
         # typed for the compiled module: dict and list methods called directly
         held = cython.declare(dict, self._held)
         ordered = cython.declare(list, self._sorted)
-        rest = cython.declare(dict, self._rest)
+        rest_count = cython.declare(list, self._rest_count)
         wanted, capacity = self._wanted, self._capacity
         handed_over = self._handed_over
 
@@ -322,31 +326,40 @@ class CompiledTopK(Operator):
                 key_of = self._key
             changed = self._changed
             for n, (row, mult) in enumerate(deltas):
-                found = held.get(row)
-                if found is None:
-                    if mult < 0:
+                # one hash of the row per change: a retraction takes its entry out at once
+                # (put back in the rare case a multiplicity stays), an insertion offers a
+                # fresh entry that the dict keeps only when the row is new
+                if mult < 0:
+                    found = held.pop(row, None)
+                    if found is None:
                         raise ValueError(f"retraction of a row not in the top-k input: {row!r}")
-                    key = key_of(row)
-                    if key is None:
-                        self._changed = changed
-                        self._hand_over(deltas[n:])
-                        return
-                    # a key reaches the reported prefix iff it sorts at or before its last
-                    # key (one comparison; equal to bisect_left(ordered, key) < wanted)
-                    if not changed and (wanted is None or len(ordered) < wanted or key <= ordered[wanted - 1]):
-                        changed = True
-                    held[row] = [key, mult]
-                    if rest:
-                        if not ordered:
-                            self._refill()
-                        if key > ordered[-1]:  # after the whole head: it waits in the rest
-                            rest[row] = key
-                            continue
-                    insort(ordered, key)
-                    if capacity is not None and len(ordered) > capacity:
-                        last = ordered.pop()
-                        rest[last[-1]] = last
-                    continue
+                else:
+                    fresh = [None, mult, False]
+                    found = held.setdefault(row, fresh)
+                    if found is fresh:
+                        key = key_of(row)
+                        if key is None:
+                            del held[row]
+                            self._changed = changed
+                            self._hand_over(deltas[n:])
+                            return
+                        fresh[0] = key
+                        # a key reaches the reported prefix iff it sorts at or before its
+                        # last key (one comparison; equal to bisect_left(ordered, key) < wanted)
+                        if not changed and (wanted is None or len(ordered) < wanted or key <= ordered[wanted - 1]):
+                            changed = True
+                        if rest_count[0]:
+                            if not ordered:
+                                self._refill()
+                            if key > ordered[-1]:  # after the whole head: it waits in the rest
+                                fresh[2] = True
+                                rest_count[0] += 1
+                                continue
+                        insort(ordered, key)
+                        if capacity is not None and len(ordered) > capacity:
+                            held[ordered.pop()[-1]][2] = True
+                            rest_count[0] += 1
+                        continue
                 key = found[0]
                 if not changed and (wanted is None or len(ordered) < wanted or key <= ordered[wanted - 1]):
                     changed = True
@@ -354,10 +367,12 @@ class CompiledTopK(Operator):
                 if count <= 0:
                     if count < 0:
                         raise ValueError(f"retraction below zero in top-k: {row!r}")
-                    del held[row]
-                    if rest and rest.pop(row, None) is not None:
-                        continue
-                    del ordered[bisect_left(ordered, key)]
+                    if found[2]:
+                        rest_count[0] -= 1
+                    else:
+                        del ordered[bisect_left(ordered, key)]
+                elif mult < 0:
+                    held[row] = found  # still held (a multiplicity above one)
             self._changed = changed
 
         return push
@@ -365,10 +380,12 @@ class CompiledTopK(Operator):
     def _refill(self) -> None:
         """Move the smallest keys of the rest into the head, up to its capacity (every
         key left in the rest sorts after them, and the head's keys sort before all)."""
-        rest, ordered = self._rest, self._sorted
-        moved = nsmallest(self._capacity - len(ordered), rest.values())
+        ordered, held = self._sorted, self._held
+        moved = nsmallest(self._capacity - len(ordered),
+                          [entry[0] for entry in held.values() if entry[2]])
         for key in moved:
-            del rest[key[-1]]
+            held[key[-1]][2] = False
+        self._rest_count[0] -= len(moved)
         ordered.extend(moved)  # nsmallest returns them in order, all after the head's keys
 
     def _hand_over(self, remaining: list[Delta]) -> None:
@@ -381,7 +398,7 @@ class CompiledTopK(Operator):
         reference.changed = True
         self._held.clear()
         self._sorted.clear()
-        self._rest.clear()
+        self._rest_count[0] = 0
         self._handed_over.append(True)
 
     def snapshot(self) -> list[Row]:
@@ -390,7 +407,7 @@ class CompiledTopK(Operator):
             return self._reference.snapshot()
         self._changed = False
         wanted = self._wanted
-        if wanted is not None and len(self._sorted) < wanted and self._rest:
+        if wanted is not None and len(self._sorted) < wanted and self._rest_count[0]:
             self._refill()
         rows: list[Row] = []
         held = self._held
