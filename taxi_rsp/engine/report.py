@@ -27,6 +27,19 @@ class Trigger(NamedTuple):
         return self.event is None
 
 
+_tuple_new = tuple.__new__
+
+
+def trigger(time: int, event: GraphEvent | None = None) -> Trigger:
+    """``Trigger(time, event)`` without the named tuple's ``__new__``, which is
+    interpreted code (one trigger is made per evaluation instant).
+
+    >>> trigger(5) == Trigger(5)
+    True
+    """
+    return _tuple_new(Trigger, (time, event))
+
+
 @dataclass(slots=True)
 class QueryOutput:
     query: RegisteredQuery
