@@ -77,9 +77,8 @@ class PipelineNode:
         self.steps = steps
         self.children: list[PipelineNode] = []
         self._chunk: Step | None = None
-        self._view: EventView | None = None
-        self._rows: list[tuple] = []
         self.users = 0
+        self._bind()
 
     @property
     def signatures(self) -> tuple:
@@ -97,18 +96,28 @@ class PipelineNode:
         return compile_chunk(self.dictionary, self.steps[0].schema_in, descriptions, self._generic, sample,
                              install=lambda old, new: swap(self, "_chunk", old, new))
 
-    def run(self, view: EventView) -> list[tuple]:
-        """This node's rows for the event of ``view`` (computed once per event)."""
-        if view is self._view:
-            return self._rows
-        rows = self.matcher.match_view(view) if self.parent is None else self.parent.run(view)
-        if self.steps and rows:
-            chunk = self._chunk
-            if chunk is None:
-                chunk = self._chunk = self._compile(rows[0])
-            rows = [out for out in map(chunk, rows) if out is not None]
-        self._view, self._rows = view, rows
-        return rows
+    def _bind(self) -> None:
+        """``run(view)``: this node's rows for the event of ``view``, computed once per
+        event (a closure: the parent, matcher and steps are fixed until the trie is split,
+        which binds it again; the last event's rows are its own state, not attributes)."""
+        matcher, parent, steps = self.matcher, self.parent, self.steps
+        last_view: EventView | None = None
+        last_rows: list[tuple] = []
+
+        def run(view: EventView) -> list[tuple]:
+            nonlocal last_view, last_rows
+            if view is last_view:
+                return last_rows
+            rows = matcher.match_view(view) if parent is None else parent.run(view)  # type: ignore[union-attr]
+            if steps and rows:
+                chunk = self._chunk
+                if chunk is None:
+                    chunk = self._chunk = self._compile(rows[0])
+                rows = [out for out in map(chunk, rows) if out is not None]
+            last_view, last_rows = view, rows
+            return rows
+
+        self.run = run
 
     def describe(self) -> str:
         return f"{len(self.steps)} steps, shared by {self.users}"
@@ -154,7 +163,7 @@ class PipelineRegistry:
         parent.children[parent.children.index(node)] = upper
         node.parent, node.steps = upper, node.steps[at:]
         node._chunk = None
-        node._view = None
+        node._bind()  # its new parent and steps (and no rows remembered)
         upper.children.append(node)
         return upper
 

@@ -71,7 +71,8 @@ class WindowScan(Operator):
 
         def insert(time: int, view: EventView) -> None:
             if len(outputs) == 1:
-                rows = self._rows(view)
+                leaf = self._leaf  # set by share() after this binding
+                rows = leaf.run(view) if leaf is not None else self._rows(view)
                 if rows:
                     entries.append((time + range_ms, (rows,)))
                     self.held += len(rows)
