@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Protocol
 from taxi_rsp.engine.ops.stateless import project_step
 from taxi_rsp.engine.expr import set_event_time
 from taxi_rsp.engine.ops.match import EventView
-from taxi_rsp.engine.report import QueryOutput, Trigger, trigger
+from taxi_rsp.engine.report import QueryOutput, Trigger
 from taxi_rsp.rdf.events import GraphEvent
 
 if TYPE_CHECKING:
@@ -55,14 +55,14 @@ class EventTimeTick:
             if clocked:
                 set_event_time(expiry)  # NOW() in rows derived at this instant
             query.expire(expiry)
-            query.evaluate(trigger(expiry))
+            query.evaluate(Trigger(expiry))
             expiry = query.next_expiry()
         if clocked:
             set_event_time(time)
         query.expire(time)
         if event.stream in query.streams:
             query.insert(event, view)
-        query.evaluate(trigger(time, event))
+        query.evaluate(Trigger(time, event))
 
 
 class ReportPolicy(Protocol):

@@ -14,6 +14,7 @@ import itertools
 from taxi_rsp.algebra.plan import LogicalPlan
 from taxi_rsp.planner.builder import PhysicalPlan
 from taxi_rsp.engine.info import QueryInfo, WindowInfo
+from taxi_rsp.engine.ops.base import Operator
 from taxi_rsp.engine.ops.match import EventView
 from taxi_rsp.engine.policies import EventTimeTick, IstreamDstream, ReportPolicy
 from taxi_rsp.engine.report import Listener, QueryOutput, Trigger  # noqa: F401 - re-exported
@@ -56,7 +57,9 @@ class RegisteredQuery:
         self._expires = tuple(w.expire for w in physical.windows)
         self._inserts = {stream: tuple(w.insert for w in physical.windows if w.stream == stream)
                          for stream in self.streams}
-        self._flushes = tuple(op.flush for op in physical.operators)
+        # (the base class's flush does nothing: not called once per instant per operator)
+        self._flushes = tuple(op.flush for op in physical.operators
+                              if getattr(op.flush, "__func__", None) is not Operator.flush)
         self.report_policy: ReportPolicy = physical.report_policy()  # the planner's choice
         self._bnodes = itertools.count()
         self._info: QueryInfo | None = None
