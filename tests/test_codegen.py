@@ -185,3 +185,14 @@ def test_generated_bgp_matcher_equals_the_interpreted_search() -> None:
         matcher = BGPMatcher(patterns, d)
         index = index_triples(graph)
         assert matcher.match(index) == matcher.search(index)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.fractions(), st.integers(-10**20, 10**20).map(lambda n: Fraction(n, 10**9)),
+                 st.integers(1, 10**6).map(lambda d: Fraction(1, d))))
+def test_the_generated_code_encodes_a_fraction_as_the_dictionary_does(value: Fraction) -> None:
+    from taxi_rsp.engine.codegen import ChunkCompiler
+
+    dictionary = Dictionary()
+    encode_fraction = ChunkCompiler(dictionary, SCHEMA, {}).runtime()["_encode_fraction"]
+    assert encode_fraction(value) == dictionary.encode_value(value)

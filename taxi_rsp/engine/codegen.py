@@ -45,6 +45,7 @@ from taxi_rsp.rdf.dictionary import (
     T_DECIMAL,
     T_INTEGER,
     TYPE_SHIFT,
+    Computed,
     Dictionary,
 )
 from taxi_rsp.rdf.namespaces import INTEGER_TYPES, XSD
@@ -431,14 +432,15 @@ class ChunkCompiler:
         encode_value = dictionary.encode_value
 
         def encode_fraction(value: Fraction) -> int:
-            # Dictionary.encode_value's rule without its type dispatch: inline when the
-            # value has at most 9 decimals and fits, else a Computed cell.
+            # Dictionary.encode_value's rule for a Fraction without its type dispatch and
+            # its Fraction arithmetic (interpreted code): inline when the value has at most
+            # 9 decimals and fits, else a Computed cell.
             unit, rest = divmod(DECIMAL_SCALE, value.denominator)
             if not rest:
                 scaled = value.numerator * unit
                 if PAYLOAD_MIN <= scaled <= PAYLOAD_MAX:
                     return INLINE_FLAG | (T_DECIMAL << TYPE_SHIFT) | (scaled & PAYLOAD_MASK)
-            return encode_value(value)
+            return Computed(value)  # type: ignore[return-value]
 
         def string_id(text: str) -> int:
             if len(strings) >= _STRING_CACHE_LIMIT:
