@@ -45,7 +45,7 @@ class Trigger:
         return f"Trigger(time={self.time!r}, event={self.event!r})"
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class QueryOutput:
     query: RegisteredQuery
     trigger: Trigger
@@ -53,6 +53,18 @@ class QueryOutput:
     rows: list[tuple] = field(default_factory=list)  # ordered snapshot or inserted rows (term ids)
     deleted: list[tuple] = field(default_factory=list)
     triples: list[tuple[Term, Term, Term]] = field(default_factory=list)  # CONSTRUCT
+
+    # Written out (one output is made per report): a dataclass's generated __init__ runs
+    # as interpreted code even in the compiled module.
+    def __init__(self, query: RegisteredQuery, trigger: Trigger, columns: tuple[str, ...],
+                 rows: list[tuple] | None = None, deleted: list[tuple] | None = None,
+                 triples: list[tuple[Term, Term, Term]] | None = None) -> None:
+        self.query = query
+        self.trigger = trigger
+        self.columns = columns
+        self.rows = [] if rows is None else rows
+        self.deleted = [] if deleted is None else deleted
+        self.triples = [] if triples is None else triples
 
     def values(self, rows: list[tuple] | None = None) -> list[tuple]:
         """Rows as Python values (numbers, strings, DateTime, IRI...; None if unbound)."""
