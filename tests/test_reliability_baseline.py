@@ -15,6 +15,7 @@ import pytest
 
 from taxi_rsp.baseline.run import BaselineSettings, run_baseline
 from taxi_rsp.baseline.session import spark_session
+from taxi_rsp.outputs.atomic import OutputError
 from tests.test_reliability_errors import BAD, good_lines
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.timeout(900)]
@@ -43,7 +44,8 @@ def test_baseline_on_a_full_file_system(spark, tmp_path: Path, tiny_fs: Path) ->
     data = tmp_path / "in.csv"
     data.write_text("\n".join(good_lines(5) + [BAD] * 2000) + "\n")  # ~240 KB of rejects
     out = tiny_fs / "out"
-    with pytest.raises(OSError, match="No space left on device"):  # the CLI prints it as one line
+    # an OutputError (a UserError: the CLI prints it as one line) naming the file and the cause
+    with pytest.raises(OutputError, match=r"cannot write .*rejects\.csv: No space left on device"):
         run_baseline(data, out, BaselineSettings(), spark)
     assert sorted(p.name for p in out.iterdir()) == []  # partial files removed, no summary
 
