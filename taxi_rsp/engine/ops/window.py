@@ -31,7 +31,7 @@ from taxi_rsp.algebra.plan import FusedStep
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.match import BGPMatcher, EventView
 from taxi_rsp.engine.ops.stateless import Step
-from taxi_rsp.engine.ops.window_kinds import RangeWindow, WindowKind, window_kind
+from taxi_rsp.engine.ops.window_kinds import WindowKind, window_kind
 from taxi_rsp.engine.pipeline import PipelineNode, PipelineRegistry, StepSpec
 from taxi_rsp.lang.ast import WindowSpec
 
@@ -59,43 +59,7 @@ class WindowScan(Operator):
         self._pending: deque[tuple[int, int, tuple[list[Row], ...]]] = deque()
         self._arrivals = 0
         self.held = 0
-        if type(self.kind) is RangeWindow:
-            self._bind_range()
-
-    def _bind_range(self) -> None:
-        """RANGE and NOW: ``insert``, ``expire`` and ``next_expiry`` become closures over
-        the buffer, with RangeWindow's rules inlined (they run for every event: no dispatch
-        through the kind, and a window with one output - the common case - emits its rows
-        without building a tuple of per-output lists first). Same entries, same deltas."""
-        entries, outputs, range_ms = self._entries, self._outputs, self.range_ms
-
-        def insert(time: int, view: EventView) -> None:
-            if len(outputs) == 1:
-                leaf = self._leaf  # set by share() after this binding
-                rows = leaf.run(view) if leaf is not None else self._rows(view)
-                if rows:
-                    entries.append((time + range_ms, (rows,)))
-                    self.held += len(rows)
-                    self.emit([(row, 1) for row in rows])
-                return
-            batch = tuple([output._rows(view) for output in outputs])
-            if any(batch):
-                entries.append((time + range_ms, batch))
-            self._emit_all([batch], 1)
-
-        def expire(until: int) -> None:
-            if entries and entries[0][0] <= until:
-                gone = []
-                while entries and entries[0][0] <= until:
-                    gone.append(entries.popleft()[1])
-                self._emit_all(gone, -1)
-
-        def next_expiry() -> int | None:
-            return entries[0][0] if entries else None
-
-        self.insert = insert  # type: ignore[method-assign]
-        self.expire = expire  # type: ignore[method-assign]
-        self.next_expiry = next_expiry  # type: ignore[method-assign]
+        self.kind.bind(self)  # per-call forms of the kind's rules, where it has them
 
     # -- fusion of stateless operators (done by the plan builder) -------------------
     def fuse(self, step: Step, schema: tuple[str, ...], description: FusedStep | None = None) -> None:

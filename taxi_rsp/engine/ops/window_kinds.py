@@ -22,6 +22,7 @@ from taxi_rsp.engine.ops.base import Row
 from taxi_rsp.lang.ast import WindowSpec
 
 if TYPE_CHECKING:
+    from taxi_rsp.engine.ops.match import EventView
     from taxi_rsp.engine.ops.window import WindowScan
 
 Rows = tuple[list[Row], ...]  # an event's derived rows, one list per output of the scan
@@ -44,6 +45,11 @@ class WindowKind:
     def next_expiry(self, scan: WindowScan) -> int | None:
         """The next instant at which the content changes (None: never)."""
         return None
+
+    def bind(self, scan: WindowScan) -> None:
+        """Give ``scan`` per-call forms of this kind's rules (closures replacing its
+        ``insert`` / ``expire`` / ``next_expiry``), or leave it calling the kind's methods
+        (the default)."""
 
 
 class RangeWindow(WindowKind):
@@ -70,6 +76,35 @@ class RangeWindow(WindowKind):
 
     def next_expiry(self, scan: WindowScan) -> int | None:
         return scan._entries[0][0] if scan._entries else None
+
+    def bind(self, scan: WindowScan) -> None:
+        """The scan's per-event calls as closures over its buffer: no dispatch through the
+        kind; a scan with one output (the common case) emits its rows without building a
+        tuple of per-output lists, and everything else goes to the methods above."""
+        entries, outputs, range_ms = scan._entries, scan._outputs, self.range_ms
+        insert_rows, expire_entries = self.insert, self.expire
+
+        def insert(time: int, view: EventView) -> None:
+            if len(outputs) != 1:
+                insert_rows(scan, time, tuple([output._rows(view) for output in outputs]))
+                return
+            leaf = scan._leaf  # set by WindowScan.share() after this binding
+            rows = leaf.run(view) if leaf is not None else scan._rows(view)
+            if rows:
+                entries.append((time + range_ms, (rows,)))
+                scan.held += len(rows)
+                scan.emit([(row, 1) for row in rows])
+
+        def expire(until: int) -> None:
+            if entries and entries[0][0] <= until:
+                expire_entries(scan, until)
+
+        def next_expiry() -> int | None:
+            return entries[0][0] if entries else None
+
+        scan.insert = insert  # type: ignore[method-assign]
+        scan.expire = expire  # type: ignore[method-assign]
+        scan.next_expiry = next_expiry  # type: ignore[method-assign]
 
 
 class SlidingWindow(RangeWindow):
@@ -115,6 +150,9 @@ class SlidingWindow(RangeWindow):
     def next_expiry(self, scan: WindowScan) -> int | None:
         times = [q[0][0] for q in (scan._entries, scan._pending) if q]
         return min(times) if times else None
+
+    def bind(self, scan: WindowScan) -> None:
+        """No per-call form: the scan calls this kind's methods (events wait for boundaries)."""
 
 
 class TriplesWindow(WindowKind):
