@@ -161,3 +161,17 @@ ex:s3 ex:status "faulty" ."""
     # kitchen left at 5 (its own expiry instant), the faulty s3 never counted
     assert [(m, e) for m, e, _ in stream.values()[-2:]] == [(5, True), (5.5, False)]
     assert stream.values()[-1][2] == [("hall", 17), ("cellar", 1)]
+
+
+def test_an_empty_dictionary_given_to_the_engine_is_the_one_it_uses() -> None:
+    # A Dictionary with no terms is falsy (it has a length): `dictionary or Dictionary()`
+    # once made the engine encode queries into a dictionary of its own while the caller's
+    # Feeder encoded events into the one given, so nothing ever matched.
+    from taxi_rsp.rdf.dictionary import Dictionary
+
+    given = Dictionary()
+    assert len(given) == 0
+    engine = Engine(given)
+    query = engine.register(PREFIX + "SELECT ?o WHERE { STREAM ex:s [RANGE 1m] { ?x ex:p ?o } }", "test")
+    assert engine.dictionary is given
+    assert query.streams == {given.encode(IRI("http://example.org/s"))}

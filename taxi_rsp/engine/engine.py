@@ -48,7 +48,7 @@ class Engine:
         self.config = config or EngineConfig(top_k, join_routing, share_pipelines, compiled)
         self.compiled = self.config.compiled
         self.share_pipelines = self.config.share_pipelines
-        self.dictionary = dictionary or Dictionary()
+        self.dictionary = dictionary if dictionary is not None else Dictionary()
         self.top_k = self.config.top_k
         self.tick_policy: TickPolicy = EventTimeTick()
         self.static = StaticStore(self.dictionary)
