@@ -61,6 +61,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from taxi_rsp.engine.cint import type_integers
 from taxi_rsp.native import pure_python_requested
 
 JIT_ENV = "TAXI_RSP_JIT"
@@ -130,10 +131,13 @@ def _globals_of(function: ast.FunctionDef) -> set[str]:
 def factory_source(source: str, names: Iterable[str], types: dict[str, str] | None = None) -> str:
     """``source``'s functions as closures of ``make(_ns)`` over ``names`` (see above);
     ``types`` declares some of them as a builtin container type for the C compiler (a
-    ``dict`` method is then called directly instead of looked up per call)."""
+    ``dict`` method is then called directly instead of looked up per call); integer
+    arithmetic on ids runs on C integers where :mod:`taxi_rsp.engine.cint` finds it safe."""
     functions = [n.name for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)]
     types = types or {}
-    lines = ["import cython", "", "def make(_ns):"] if types else ["def make(_ns):"]
+    typed = type_integers(source)  # C integer locals where they cannot change a result
+    lines = ["import cython", "", "def make(_ns):"] if types or typed != source else ["def make(_ns):"]
+    source = typed
     lines += [f"    {name} = cython.declare({types[name]}, _ns[{name!r}])" if name in types
               else f"    {name} = _ns[{name!r}]" for name in names]
     lines += [f"    {line}" if line.strip() else "" for line in source.splitlines()]

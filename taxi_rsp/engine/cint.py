@@ -1,0 +1,307 @@
+"""C integers for the generated functions the plan compiler builds.
+
+Generated code decodes dictionary ids into Python ints and computes on them (cells,
+scaled decimals, sequence numbers). An id is a 63-bit int, so every ``>>``, ``-`` and
+comparison on it is CPython's multi-digit arithmetic with a new object per result —
+a third of what a generated chunk costs. Compiled by Cython, the same function can keep
+those values in C ``long long`` variables; :func:`type_integers` rewrites a function's
+source so that it does, where that cannot change what it computes:
+
+* only inside a *guarded region*: the body of a ``try`` whose handler catches
+  ``Exception`` and hands the row to the generic path (every generated fast path has
+  that shape). Whatever does not fit a C integer fails there — a value that is not an
+  int, or out of range (``OverflowError`` on conversion), an operation that would
+  overflow (``cython.overflowcheck``) — and the generic path computes the answer, as it
+  already does for any guard miss;
+* only for integer expressions: int literals, ``+ - * // % & | ^``, ``>>`` by a small
+  constant, unary minus (written ``0 - x`` so it is overflow-checked too), conditional
+  expressions, and names that hold such values. Cython keeps Python's semantics for
+  ``//``, ``%`` and ``>>`` on C integers (floor, not truncation);
+* a local becomes a C variable when every assignment to it is such an expression inside
+  a guarded region and it is read there only; a name bound from a row (tuple unpacking,
+  subscript) keeps its object and gets a C *shadow* (``x2_c = x2``) read by the integer
+  expressions, so rows and keys still carry the original objects;
+* literals outside the ``int`` range become typed locals (Cython would otherwise make
+  them Python objects and box the whole expression).
+
+The interpreted path never sees this: it is the reference the compiled code is tested
+against (``tests/test_generated.py``, ``tests/test_cint.py``).
+
+>>> src = '''
+... def f(row):
+...     try:
+...         x0, x1 = row
+...         v = x1 - 5188146770730811392
+...         return (x0, v // 10)
+...     except Exception:
+...         return None
+... '''
+>>> print(type_integers(src))  # doctest: +NORMALIZE_WHITESPACE
+@cython.overflowcheck(True)
+@cython.locals(v=cython.longlong, x1_c=cython.longlong, _c0=cython.longlong)
+def f(row):
+    _c0 = 5188146770730811392
+    try:
+        x0, x1 = row
+        x1_c = x1
+        v = x1_c - _c0
+        return (x0, v // 10)
+    except Exception:
+        return None
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+_C_LITERAL = 1 << 31  # Cython types a literal outside +-2**31 as a Python object
+_INT_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.BitAnd, ast.BitOr, ast.BitXor)
+_C_TYPE = "cython.longlong"
+
+
+def type_integers(source: str) -> str:
+    """``source`` (generated functions only) with C integer locals where they are safe;
+    functions with none are returned unchanged. The result needs ``import cython``."""
+    tree = ast.parse(source)
+    body = [_typed(fn) if isinstance(fn, ast.FunctionDef) else fn for fn in tree.body]
+    if all(new is old for new, old in zip(body, tree.body)):
+        return source
+    tree.body = body
+    return ast.unparse(tree)
+
+
+def _typed(fn: ast.FunctionDef) -> ast.FunctionDef:
+    """The function with C integer locals, or ``fn`` itself when none is safe."""
+    original, fn = fn, copy.deepcopy(fn)  # rewritten in place
+    facts = _Facts(fn)
+    rewriter = _Rewriter(facts, facts.typed_names(), _fresh(fn))
+    rewriter.rewrite(fn)
+    if not rewriter.changed:
+        return original
+    declared = [*sorted(rewriter.typed), *(rewriter.shadow[s] for s in sorted(rewriter.shadowed)),
+                *rewriter.constants.values()]
+    fn.body[:0] = [ast.Assign([ast.Name(name, ast.Store())], ast.Constant(value))
+                   for value, name in rewriter.constants.items()]
+    _insert_shadows(fn, rewriter)
+    fn.decorator_list = [
+        _attribute_call("overflowcheck", [ast.Constant(True)], []),
+        _attribute_call("locals", [], [ast.keyword(name, _cython_attribute("longlong")) for name in declared]),
+        *fn.decorator_list,
+    ]
+    ast.fix_missing_locations(fn)
+    return fn
+
+
+class _Facts:
+    """What one function binds and reads, and where (inside a guarded region or not)."""
+
+    def __init__(self, fn: ast.FunctionDef) -> None:
+        self.guarded: set[int] = set()  # ids of the nodes inside guarded regions
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Try) and any(_catches_exception(h) for h in node.handlers):
+                for statement in node.body:
+                    self.guarded |= {id(n) for n in ast.walk(statement)}
+        self.values: dict[str, list[ast.expr]] = {}  # name -> values of its simple assignments
+        self.unsafe: set[str] = {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)}
+        self.sources: set[str] = set()  # names bound once from a row, in a guarded region
+        bindings: dict[str, int] = {}
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target = node.targets[0]
+                guarded = id(node) in self.guarded
+                if isinstance(target, ast.Name):
+                    bindings[target.id] = bindings.get(target.id, 0) + 1
+                    self.values.setdefault(target.id, []).append(node.value)
+                    if not guarded:
+                        self.unsafe.add(target.id)
+                    elif isinstance(node.value, ast.Subscript):
+                        self.sources.add(target.id)
+                    continue
+                if isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts):
+                    for element in target.elts:
+                        bindings[element.id] = bindings.get(element.id, 0) + 1
+                        (self.sources if guarded else self.unsafe).add(element.id)
+                    continue
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                if not self._simple_target(fn, node):
+                    self.unsafe.add(node.id)
+            elif isinstance(node, ast.Compare) and any(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
+                self.unsafe |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                self.unsafe.add(node.name)
+        self.sources = {s for s in self.sources - self.unsafe if bindings[s] == 1}
+        self.loaded_outside = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)
+                               and isinstance(n.ctx, ast.Load) and id(n) not in self.guarded}
+
+    @staticmethod
+    def _simple_target(fn: ast.FunctionDef, name: ast.Name) -> bool:
+        """Whether a stored name is the target of a plain ``a = ...`` / ``a, b = ...``."""
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target = node.targets[0]
+                if target is name or (isinstance(target, ast.Tuple) and any(e is name for e in target.elts)):
+                    return True
+        return False
+
+    def typed_names(self) -> set[str]:
+        """Locals that can be C variables: assigned integer expressions only, all in
+        guarded regions, read nowhere else (the greatest such set)."""
+        typed = {name for name in self.values
+                 if name not in self.unsafe and name not in self.sources and name not in self.loaded_outside}
+        while True:
+            keep = {name for name in typed if all(self.is_int(v, typed) for v in self.values[name])}
+            if keep == typed:
+                return typed
+            typed = keep
+
+    def is_int(self, node: ast.expr, typed: set[str]) -> bool:
+        """Whether ``node`` is an integer expression over C-typable names."""
+        value = _folded(node)
+        if value is not None:
+            return INT64_MIN <= value <= INT64_MAX
+        if isinstance(node, ast.Constant):
+            return False
+        if isinstance(node, ast.Name):
+            return node.id in typed or node.id in self.sources
+        if isinstance(node, ast.BinOp):
+            if isinstance(node.op, ast.RShift):
+                return (self.is_int(node.left, typed) and isinstance(node.right, ast.Constant)
+                        and type(node.right.value) is int and 0 <= node.right.value < 63)
+            return isinstance(node.op, _INT_OPS) and self.is_int(node.left, typed) and self.is_int(node.right, typed)
+        if isinstance(node, ast.UnaryOp):
+            return isinstance(node.op, (ast.USub, ast.UAdd)) and self.is_int(node.operand, typed)
+        if isinstance(node, ast.IfExp):
+            return self.is_int(node.body, typed) and self.is_int(node.orelse, typed)
+        return False
+
+
+class _Rewriter:
+    """Rewrites the integer expressions of a guarded region for C variables."""
+
+    def __init__(self, facts: _Facts, typed: set[str], taken: set[str]) -> None:
+        self.facts, self.typed, self.taken = facts, typed, taken
+        self.constants: dict[int, str] = {}  # literal -> its typed local
+        self.shadow: dict[str, str] = {}  # source name -> its C shadow's name
+        self.shadowed: set[str] = set()  # the sources an integer expression reads
+        self.changed = False
+
+    def _name(self, wanted: str) -> str:
+        name, n = wanted, 0
+        while name in self.taken:
+            n += 1
+            name = f"{wanted}{n}"
+        self.taken.add(name)
+        return name
+
+    def rewrite(self, fn: ast.FunctionDef) -> None:
+        for node in ast.walk(fn):
+            if id(node) not in self.facts.guarded:
+                continue
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                if self.facts.is_int(node.value, self.typed) and self._worth_it(node.value):
+                    node.value = self.integer(node.value)
+                    self.changed = True
+            elif isinstance(node, ast.Compare) and all(self.facts.is_int(e, self.typed)
+                                                       for e in (node.left, *node.comparators)):
+                if self._worth_it(node):
+                    node.left = self.integer(node.left)
+                    node.comparators = [self.integer(e) for e in node.comparators]
+                    self.changed = True
+
+    def _worth_it(self, node: ast.AST) -> bool:
+        """An expression that reads a C variable or a shadowable source (a constant
+        expression is left to Python's constant folding)."""
+        return any(isinstance(n, ast.Name) and (n.id in self.typed or n.id in self.facts.sources)
+                   for n in ast.walk(node))
+
+    def integer(self, node: ast.expr) -> ast.expr:
+        """``node`` (an integer expression) with sources read through their shadows,
+        large literals through typed locals, ``-x`` as ``0 - x``; constant parts are
+        folded here, exactly (C would compute ``749150815 * 100`` in 32 bits)."""
+        value = _folded(node)
+        if value is not None:
+            if -_C_LITERAL <= value < _C_LITERAL:
+                return ast.Constant(value)
+            if value not in self.constants:
+                self.constants[value] = self._name(f"_c{len(self.constants)}")
+            return ast.Name(self.constants[value], ast.Load())
+        if isinstance(node, ast.Name):
+            if node.id in self.facts.sources:
+                if node.id not in self.shadow:
+                    self.shadow[node.id] = self._name(f"{node.id}_c")
+                self.shadowed.add(node.id)
+                return ast.Name(self.shadow[node.id], ast.Load())
+            return node
+        if isinstance(node, ast.BinOp):
+            node.left = self.integer(node.left)
+            if not isinstance(node.op, ast.RShift):
+                node.right = self.integer(node.right)
+            return node
+        if isinstance(node, ast.UnaryOp):
+            operand = self.integer(node.operand)
+            return operand if isinstance(node.op, ast.UAdd) else ast.BinOp(ast.Constant(0), ast.Sub(), operand)
+        if isinstance(node, ast.IfExp):
+            node.body, node.orelse = self.integer(node.body), self.integer(node.orelse)
+            return node  # its test is a Compare: rewritten on its own when it is an integer one
+        raise AssertionError(f"not an integer expression: {ast.dump(node)}")
+
+
+_FOLD = {ast.Add: int.__add__, ast.Sub: int.__sub__, ast.Mult: int.__mul__, ast.BitAnd: int.__and__,
+         ast.BitOr: int.__or__, ast.BitXor: int.__xor__}
+
+
+def _folded(node: ast.expr) -> int | None:
+    """The value of an integer expression of literals only (no division: a zero divisor
+    must raise where the generated code runs), else None."""
+    if isinstance(node, ast.Constant):
+        return node.value if type(node.value) is int else None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        value = _folded(node.operand)
+        return None if value is None else (-value if isinstance(node.op, ast.USub) else value)
+    if isinstance(node, ast.BinOp) and type(node.op) in _FOLD:
+        left, right = _folded(node.left), _folded(node.right)
+        if left is not None and right is not None:
+            return _FOLD[type(node.op)](left, right)
+    return None
+
+
+def _insert_shadows(fn: ast.FunctionDef, rewriter: _Rewriter) -> None:
+    """``s_c = s`` right after the statement that binds each shadowed source."""
+    for node in ast.walk(fn):
+        for field in ("body", "orelse", "finalbody"):
+            statements = getattr(node, field, None)
+            if not isinstance(statements, list):
+                continue
+            out: list[ast.stmt] = []
+            for statement in statements:
+                out.append(statement)
+                for name in sorted(_bound_sources(statement, rewriter.shadowed)):
+                    out.append(ast.Assign([ast.Name(rewriter.shadow[name], ast.Store())], ast.Name(name, ast.Load())))
+            setattr(node, field, out)
+
+
+def _bound_sources(statement: ast.stmt, sources: set[str]) -> set[str]:
+    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+        return set()
+    target = statement.targets[0]
+    names = [target] if isinstance(target, ast.Name) else getattr(target, "elts", [])
+    return {n.id for n in names if isinstance(n, ast.Name) and n.id in sources}
+
+
+def _catches_exception(handler: ast.ExceptHandler) -> bool:
+    return handler.type is None or (isinstance(handler.type, ast.Name) and handler.type.id == "Exception")
+
+
+def _fresh(fn: ast.FunctionDef) -> set[str]:
+    return {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} | {a.arg for a in ast.walk(fn.args)
+                                                                      if isinstance(a, ast.arg)}
+
+
+def _cython_attribute(name: str) -> ast.Attribute:
+    return ast.Attribute(ast.Name("cython", ast.Load()), name, ast.Load())
+
+
+def _attribute_call(name: str, args: list[ast.expr], keywords: list[ast.keyword]) -> ast.Call:
+    return ast.Call(_cython_attribute(name), args, keywords)
