@@ -196,19 +196,35 @@ class _Rewriter:
         return name
 
     def rewrite(self, fn: ast.FunctionDef) -> None:
-        for node in ast.walk(fn):
-            if id(node) not in self.facts.guarded:
-                continue
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                if self.facts.is_int(node.value, self.typed) and self._worth_it(node.value):
-                    node.value = self.integer(node.value)
-                    self.changed = True
-            elif isinstance(node, ast.Compare) and all(self.facts.is_int(e, self.typed)
-                                                       for e in (node.left, *node.comparators)):
-                if self._worth_it(node):
-                    node.left = self.integer(node.left)
-                    node.comparators = [self.integer(e) for e in node.comparators]
-                    self.changed = True
+        """Rewrite, in the guarded regions: the integer values assigned to names, the
+        comparisons of integers, and negations (anywhere: ``-x`` in a tuple is C too)."""
+        facts, rewriter = self.facts, self
+
+        class Visitor(ast.NodeTransformer):
+            def visit_Assign(self, node: ast.Assign) -> ast.AST:
+                if (id(node) in facts.guarded and isinstance(node.targets[0], ast.Name)
+                        and facts.is_int(node.value, rewriter.typed) and rewriter._worth_it(node.value)):
+                    node.value = rewriter.integer(node.value)
+                    rewriter.changed = True
+                return self.generic_visit(node)  # the tests of conditional expressions
+
+            def visit_Compare(self, node: ast.Compare) -> ast.AST:
+                operands = (node.left, *node.comparators)
+                if (id(node) in facts.guarded and all(facts.is_int(e, rewriter.typed) for e in operands)
+                        and rewriter._worth_it(node)):
+                    node.left = rewriter.integer(node.left)
+                    node.comparators = [rewriter.integer(e) for e in node.comparators]
+                    rewriter.changed = True
+                return self.generic_visit(node)
+
+            def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.AST:
+                if (id(node) in facts.guarded and isinstance(node.op, ast.USub)
+                        and facts.is_int(node, rewriter.typed) and rewriter._worth_it(node)):
+                    rewriter.changed = True
+                    return self.generic_visit(rewriter.integer(node))
+                return self.generic_visit(node)
+
+        Visitor().visit(fn)
 
     def _worth_it(self, node: ast.AST) -> bool:
         """An expression that reads a C variable or a shadowable source (a constant
