@@ -53,7 +53,6 @@ def f(row):
 from __future__ import annotations
 
 import ast
-import copy
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 _C_LITERAL = 1 << 31  # Cython types a literal outside +-2**31 as a Python object
@@ -65,21 +64,19 @@ def type_integers(source: str) -> str:
     """``source`` (generated functions only) with C integer locals where they are safe;
     functions with none are returned unchanged. The result needs ``import cython``."""
     tree = ast.parse(source)
-    body = [_typed(fn) if isinstance(fn, ast.FunctionDef) else fn for fn in tree.body]
-    if all(new is old for new, old in zip(body, tree.body)):
-        return source
-    tree.body = body
-    return ast.unparse(tree)
+    changed = [isinstance(fn, ast.FunctionDef) and _typed(fn) for fn in tree.body]
+    return ast.unparse(tree) if any(changed) else source
 
 
-def _typed(fn: ast.FunctionDef) -> ast.FunctionDef:
-    """The function with C integer locals, or ``fn`` itself when none is safe."""
-    original, fn = fn, copy.deepcopy(fn)  # rewritten in place
+def _typed(fn: ast.FunctionDef) -> bool:
+    """Give the function (in place: the tree is type_integers' own) C integer locals;
+    False (and ``fn`` untouched) when none is safe."""
     facts = _Facts(fn)
-    rewriter = _Rewriter(facts, facts.typed_names(), _fresh(fn))
-    rewriter.rewrite(fn)
+    taken = {n.id for n in facts.nodes if isinstance(n, ast.Name)} | {n.arg for n in facts.nodes if isinstance(n, ast.arg)}
+    rewriter = _Rewriter(facts, facts.typed_names(), taken)
+    rewriter.rewrite(fn)  # changes nothing unless it finds an integer expression
     if not rewriter.changed:
-        return original
+        return False
     declared = [*sorted(rewriter.typed), *(rewriter.shadow[s] for s in sorted(rewriter.shadowed)),
                 *rewriter.constants.values()]
     fn.body[:0] = [ast.Assign([ast.Name(name, ast.Store())], ast.Constant(value))
@@ -91,15 +88,16 @@ def _typed(fn: ast.FunctionDef) -> ast.FunctionDef:
         *fn.decorator_list,
     ]
     ast.fix_missing_locations(fn)
-    return fn
+    return True
 
 
 class _Facts:
     """What one function binds and reads, and where (inside a guarded region or not)."""
 
     def __init__(self, fn: ast.FunctionDef) -> None:
+        self.nodes = nodes = list(ast.walk(fn))  # walked once, read several times
         self.guarded: set[int] = set()  # ids of the nodes inside guarded regions
-        for node in ast.walk(fn):
+        for node in nodes:
             if isinstance(node, ast.Try) and any(_catches_exception(h) for h in node.handlers):
                 for statement in node.body:
                     self.guarded |= {id(n) for n in ast.walk(statement)}
@@ -107,7 +105,9 @@ class _Facts:
         self.unsafe: set[str] = {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)}
         self.sources: set[str] = set()  # names bound once from a row, in a guarded region
         bindings: dict[str, int] = {}
-        for node in ast.walk(fn):
+        simple_targets = {id(e) for node in nodes if isinstance(node, ast.Assign) and len(node.targets) == 1
+                          for e in [node.targets[0], *getattr(node.targets[0], "elts", ())]}
+        for node in nodes:
             if isinstance(node, ast.Assign) and len(node.targets) == 1:
                 target = node.targets[0]
                 guarded = id(node) in self.guarded
@@ -125,25 +125,15 @@ class _Facts:
                         (self.sources if guarded else self.unsafe).add(element.id)
                     continue
             if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-                if not self._simple_target(fn, node):
+                if id(node) not in simple_targets:  # bound by for, with, :=, +=, ...
                     self.unsafe.add(node.id)
             elif isinstance(node, ast.Compare) and any(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
                 self.unsafe |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
             elif isinstance(node, ast.ExceptHandler) and node.name:
                 self.unsafe.add(node.name)
         self.sources = {s for s in self.sources - self.unsafe if bindings[s] == 1}
-        self.loaded_outside = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)
+        self.loaded_outside = {n.id for n in nodes if isinstance(n, ast.Name)
                                and isinstance(n.ctx, ast.Load) and id(n) not in self.guarded}
-
-    @staticmethod
-    def _simple_target(fn: ast.FunctionDef, name: ast.Name) -> bool:
-        """Whether a stored name is the target of a plain ``a = ...`` / ``a, b = ...``."""
-        for node in ast.walk(fn):
-            if isinstance(node, ast.Assign) and len(node.targets) == 1:
-                target = node.targets[0]
-                if target is name or (isinstance(target, ast.Tuple) and any(e is name for e in target.elts)):
-                    return True
-        return False
 
     def typed_names(self) -> set[str]:
         """Locals that can be C variables: assigned integer expressions only, all in
@@ -308,11 +298,6 @@ def _bound_sources(statement: ast.stmt, sources: set[str]) -> set[str]:
 
 def _catches_exception(handler: ast.ExceptHandler) -> bool:
     return handler.type is None or (isinstance(handler.type, ast.Name) and handler.type.id == "Exception")
-
-
-def _fresh(fn: ast.FunctionDef) -> set[str]:
-    return {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} | {a.arg for a in ast.walk(fn.args)
-                                                                      if isinstance(a, ast.arg)}
 
 
 def _cython_attribute(name: str) -> ast.Attribute:
