@@ -458,8 +458,10 @@ def flush_source(results: list[str]) -> list[str]:
     """Source of a generated ``flush()``: for each group touched since the last one, its
     new row (key + ``results``, the aggregate id expressions over state ``st``) or None
     when it lost its last row, and the retraction/insertion pair when the row changed —
-    the reference GroupOp's rule, in the same order."""
-    return ["", "def flush():", "    out = []", "    append = out.append",
+    the reference GroupOp's rule, in the same order. (``out.append`` and not a bound
+    ``append``: compiled, ``out`` is known to be a list and the call a C function; an
+    instant that touched no group builds nothing.)"""
+    return ["", "def flush():", "    if not dirty:", "        return", "    out = []",
             "    for key, st in dirty.items():",
             "        old = st[1]",
             "        if st[0] == 0 and not implicit:",
@@ -470,9 +472,9 @@ def flush_source(results: list[str]) -> list[str]:
             "        st[1] = new",
             "        if old != new:",
             "            if old is not None:",
-            "                append((old, -1))",
+            "                out.append((old, -1))",
             "            if new is not None:",
-            "                append((new, 1))",
+            "                out.append((new, 1))",
             "    dirty.clear()",
             "    if out:",
             "        emit(out)"]

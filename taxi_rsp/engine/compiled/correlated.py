@@ -135,12 +135,13 @@ class CompiledCorrelated(Operator):
         high = low + (1 << (PAYLOAD_BITS - 1))  # the first id of a negative number
         reads = [f"lrow[{k}]" if k < self._left_width else f"rrow[{self._extra[k - self._left_width]}]"
                  for k in (first, second)]
+        # a guarded region (except Exception): compiled, the ids are compared as C integers
         return ["", "def holds_ids(lrow, rrow):",
-                f"    a = {reads[0]}", f"    b = {reads[1]}",
                 "    try:",
+                f"        a = {reads[0]}", f"        b = {reads[1]}",
                 f"        if {low} <= a < {high} and {low} <= b < {high}:",
                 f"            return a {_COMPARISONS[expr.op]} b",
-                "    except TypeError:  # an unbound value",
+                "    except Exception:  # an unbound value",
                 "        return holds(lrow, rrow)",
                 "    return holds(lrow, rrow)"]
 

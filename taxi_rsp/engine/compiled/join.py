@@ -76,8 +76,7 @@ class CompiledJoin(Operator):
             if handed_over:
                 to_reference(deltas)
                 return
-            out: list[Delta] = []
-            append = out.append
+            out = cython.declare(list, [])  # compiled: out.append is a C call, not a bound method
             for n, (row, mult) in enumerate(deltas):
                 key = key_of(row)
                 unbound = False
@@ -93,14 +92,14 @@ class CompiledJoin(Operator):
                 matches = other.get(key)
                 if matches is not None:
                     if type(matches) is not dict:  # one row, held once
-                        append((row + tail(matches), mult) if from_left else (matches + tail(row), mult))
+                        out.append((row + tail(matches), mult) if from_left else (matches + tail(row), mult))
                     elif from_left:
                         for held, count in reversed(matches.items()):  # newest first, like the ring
-                            append((row + tail(held), mult * count))
+                            out.append((row + tail(held), mult * count))
                     else:
                         extra = tail(row)
                         for held, count in reversed(matches.items()):
-                            append((held + extra, mult * count))
+                            out.append((held + extra, mult * count))
                 # the row's own side; a new key is hashed once (under a GROUP BY each key
                 # holds one row: each change of a group arrives as a new key)
                 if mult == 1:
