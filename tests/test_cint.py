@@ -1,12 +1,14 @@
 """C integer locals in compiled generated code (taxi_rsp.engine.cint): which locals the
 rewrite types, that the rewritten source means what the original means (run as Python),
 and that compiled with Cython it gives the interpreted answers on any input — values
-beyond 64 bits, negative floor divisions and shifts, None — because whatever does not fit
-a C integer raises inside the guarded region and takes the generic path."""
+beyond 64 bits, negative floor divisions and shifts, None — because what may not fit 64
+bits stays Python arithmetic, and whatever does not fit after all raises inside the guarded
+region and takes the generic path; and that the ranges behind that choice hold."""
 
 from __future__ import annotations
 
 import ast
+import operator
 import textwrap
 
 import pytest
@@ -60,9 +62,12 @@ def _typed_locals(source: str) -> dict[str, set[str]]:
 
 
 def test_locals_computed_from_ids_in_the_guarded_region_become_c_integers() -> None:
-    declared = _typed_locals(type_integers(SOURCE))
-    assert {"v1", "e2", "m3", "p4", "n5", "s6", "b7", "kept", "x1_c", "x2_c"} <= declared["decode"]
+    typed = type_integers(SOURCE)
+    declared = _typed_locals(typed)
+    assert {"v1", "e2", "m3", "n5", "s6", "b7", "kept", "x1_c", "x2_c"} <= declared["decode"]
     assert not {"x0", "x1", "x2", "row"} & declared["decode"]  # the row's objects stay objects
+    # v1 * x2 may need more than 64 bits (an id times a decoded value): Python arithmetic
+    assert "p4" not in declared["decode"] and "p4 = cython.cast(object, v1) * x2" in typed
     # a0 is read after the try (it would be boxed twice): computed in C, kept an object;
     # big's literal exceeds 64 bits: a Python expression; x0 is tested with `is`
     assert "a0" not in declared["after"] and "big" not in declared["after"]
@@ -110,28 +115,16 @@ def test_the_rewritten_source_means_the_same_as_python(x0, x1, x2) -> None:
 def compiled(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """SOURCE compiled by the plan compiler (C integer locals and all), with the
     interpreted original as its generic path, as the engine's operators have."""
-    patch = pytest.MonkeyPatch()
-    patch.setenv(generated.JIT_ENV, "1")
-    patch.setenv(generated.CACHE_ENV, str(tmp_path_factory.mktemp("jit")))
-    try:
-        compiler = generated.plan_compiler()
-        assert compiler is not None, "the plan compiler is needed (Cython and a C compiler)"
-        reference = _reference()
-        calls: list[tuple] = []
+    reference = _reference()
+    calls: list[tuple] = []
 
-        def slow(row: tuple) -> object:
-            calls.append(row)
-            return reference["decode" if len(row) == 3 else "after"](row)
+    def slow(row: tuple) -> object:
+        calls.append(row)
+        return reference["decode" if len(row) == 3 else "after"](row)
 
-        namespace = {"_Miss": _Miss, "_slow": slow}
-        installed: dict = {}
-        generated.define(SOURCE, "<test cint>", dict(namespace), install=installed.update)
-        compiler.wait(600)
-        assert installed, compiler.broken
-        assert type(installed["decode"]).__name__ == "cython_function_or_method"
-        yield {**installed, "calls": calls, "reference": reference}
-    finally:
-        patch.undo()
+    installed = _compile(SOURCE, {"_Miss": _Miss, "_slow": slow}, tmp_path_factory)
+    assert type(installed["decode"]).__name__ == "cython_function_or_method"
+    return {**installed, "calls": calls, "reference": reference}
 
 
 @settings(max_examples=500, deadline=None)
@@ -142,21 +135,87 @@ def test_compiled_with_c_integers_it_gives_the_interpreted_answers(compiled: dic
     assert compiled["after"]((x0, x1)) == reference["after"]((x0, x1))
 
 
-def test_ids_take_the_c_path_and_overflow_takes_the_generic_one(compiled: dict) -> None:
+def test_ids_take_the_c_path_and_big_products_stay_exact(compiled: dict) -> None:
     calls, reference = compiled["calls"], compiled["reference"]
     lon = (19 << 58) - 73_981_234_000  # an inline decimal id, -73.981234
     calls.clear()
-    row = (7, lon, 40_751)
-    assert compiled["decode"](row) == reference["decode"](row)
-    assert calls == []  # all in C: no fallback
-    # v1 * x2 exceeds 64 bits: C would wrap; the overflow check sends it to the generic path
-    row = (7, lon, 1 << 62)
-    assert compiled["decode"](row) == reference["decode"](row)
-    assert calls == [row]
+    for row in ((7, lon, 40_751), (7, lon, 1 << 62)):  # v1 * x2 needs 98 bits in the second
+        assert compiled["decode"](row) == reference["decode"](row)
+    assert calls == []  # no fallback: the C part fits, the product is Python arithmetic
     # an unbound value: the conversion fails, the generic path answers
-    calls.clear()
     assert compiled["decode"]((7, None, 1)) == reference["decode"]((7, None, 1))
     assert calls == [(7, None, 1)]
+
+
+# The ranges are a heuristic (a type guard narrows its id wherever it stands); the
+# overflow check is the net under it. Here the guard comes after a use it narrows.
+MISLED = textwrap.dedent("""
+    def misled(row):
+        try:
+            x0, x1 = row
+            v = x1 * 3
+            if x0 == 1: return v
+            if (x1 >> 58) != 0: raise _Miss
+            return 0
+        except Exception:
+            return _slow(row)
+""")
+
+
+def test_where_the_ranges_are_wrong_the_overflow_check_sends_the_row_to_the_generic_path(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    assert "v=cython.longlong" in type_integers(MISLED)  # typed on the guard's range
+    reference = _functions(MISLED, {"_Miss": _Miss, "_slow": lambda row: ("generic", row)})["misled"]
+    calls: list[tuple] = []
+
+    def slow(row: tuple) -> object:
+        calls.append(row)
+        return reference(row)
+
+    misled = _compile(MISLED, {"_Miss": _Miss, "_slow": slow}, tmp_path_factory)["misled"]
+    row = (1, 1 << 62)  # 3 << 62 wraps in 64 bits; unchecked, C would return a negative
+    assert misled(row) == reference(row) == 3 << 62
+    assert calls == [row]
+    assert misled((1, 5)) == 15 and calls == [row]
+
+
+def _compile(source: str, namespace: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """``source``'s functions built by the plan compiler (a fresh cache)."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv(generated.JIT_ENV, "1")
+    patch.setenv(generated.CACHE_ENV, str(tmp_path_factory.mktemp("jit")))
+    try:
+        compiler = generated.plan_compiler()
+        assert compiler is not None, "the plan compiler is needed (Cython and a C compiler)"
+        installed: dict = {}
+        generated.define(source, "<test cint>", dict(namespace), install=installed.update)
+        compiler.wait(600)
+        assert installed, compiler.broken
+        return installed
+    finally:
+        patch.undo()
+
+
+_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
+              ast.Mod: operator.mod, ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor}
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=st.data(), op=st.sampled_from([ast.Add(), ast.Sub(), ast.Mult(), ast.FloorDiv(), ast.Mod(),
+                                           ast.BitAnd(), ast.BitOr(), ast.BitXor()]))
+def test_the_range_of_an_operation_holds_every_result(data, op) -> None:
+    from taxi_rsp.engine.cint import _binary
+
+    def span() -> tuple[int, int]:
+        lo = data.draw(st.integers(-(1 << 62), 1 << 62))
+        return lo, data.draw(st.integers(lo, 1 << 62))
+
+    a, b = span(), span()
+    x, y = data.draw(st.integers(*a)), data.draw(st.integers(*b))
+    if isinstance(op, (ast.FloorDiv, ast.Mod)) and y == 0:
+        return
+    lo, hi = _binary(op, a, b)
+    assert lo <= _OPERATORS[type(op)](x, y) <= hi
 
 
 def test_the_factory_the_plan_compiler_builds_declares_them() -> None:

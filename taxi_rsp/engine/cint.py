@@ -17,6 +17,13 @@ source so that it does, where that cannot change what it computes:
   constant, unary minus (written ``0 - x`` so it is overflow-checked too), conditional
   expressions, and names that hold such values. Cython keeps Python's semantics for
   ``//``, ``%`` and ``>>`` on C integers (floor, not truncation);
+* only where the value provably fits 64 bits: every expression gets the range of its
+  values (an id is in [0, 2**63), narrowed by the type guard the generated code puts first
+  and by the tests of conditional expressions, then interval arithmetic); an operation
+  that may not fit — a decimal scaled up for an exact division, say — stays Python
+  arithmetic on boxed operands (``cython.cast(object, v)``), exact at any size, instead
+  of overflowing into the generic path on every row. The overflow check stays as the net
+  under these ranges;
 * a local becomes a C variable when every assignment to it is such an expression inside
   a guarded region and it is read there only; a name bound from a row (tuple unpacking,
   subscript) keeps its object and gets a C *shadow* (``x2_c = x2``) read by the integer
@@ -132,49 +139,150 @@ class _Facts:
             elif isinstance(node, ast.ExceptHandler) and node.name:
                 self.unsafe.add(node.name)
         self.sources = {s for s in self.sources - self.unsafe if bindings[s] == 1}
+        self.source_spans = _guard_spans(nodes, self.sources)
         self.loaded_outside = {n.id for n in nodes if isinstance(n, ast.Name)
                                and isinstance(n.ctx, ast.Load) and id(n) not in self.guarded}
 
-    def typed_names(self) -> set[str]:
-        """Locals that can be C variables: assigned integer expressions only, all in
-        guarded regions, read nowhere else (the greatest such set)."""
-        typed = {name for name in self.values
-                 if name not in self.unsafe and name not in self.sources and name not in self.loaded_outside}
-        while True:
-            keep = {name for name in typed if all(self.is_int(v, typed) for v in self.values[name])}
-            if keep == typed:
-                return typed
-            typed = keep
+    def typed_names(self) -> dict[str, Span]:
+        """Locals that can be C variables, with the range of their values: assigned
+        integer expressions only, all in guarded regions, read nowhere else, and every
+        value provably inside 64 bits for ids in range (straight-line code: a name is
+        resolved once the names its values read are)."""
+        candidates = {name for name in self.values
+                      if name not in self.unsafe and name not in self.sources and name not in self.loaded_outside}
+        env: dict[str, Span] = dict(self.source_spans)
+        progress = True
+        while progress:
+            progress = False
+            for name in sorted(candidates - env.keys()):
+                spans = [self.span(value, env) for value in self.values[name]]
+                if all(spans):
+                    env[name] = (min(lo for lo, _ in spans), max(hi for _, hi in spans))  # type: ignore[misc]
+                    progress = True
+        return {name: span for name, span in env.items() if name in candidates}
 
-    def is_int(self, node: ast.expr, typed: set[str]) -> bool:
-        """Whether ``node`` is an integer expression over C-typable names."""
+    def is_int(self, node: ast.expr, typed: dict[str, Span]) -> bool:
+        """Whether ``node`` is an integer expression over C-typable names whose every
+        part stays inside 64 bits."""
+        return self.span(node, {**self.source_spans, **typed}) is not None
+
+    def span(self, node: ast.expr, env: dict[str, Span]) -> Span | None:
+        """The range of an integer expression's value (None: not an integer expression,
+        or a part of it may leave 64 bits, e.g. a decimal scaled for a division: such a
+        part stays Python arithmetic, exact at any size)."""
         value = _folded(node)
         if value is not None:
-            return INT64_MIN <= value <= INT64_MAX
-        if isinstance(node, ast.Constant):
-            return False
+            return _within((value, value))
         if isinstance(node, ast.Name):
-            return node.id in typed or node.id in self.sources
+            return env.get(node.id)
         if isinstance(node, ast.BinOp):
+            left = self.span(node.left, env)
+            if left is None:
+                return None
             if isinstance(node.op, ast.RShift):
-                return (self.is_int(node.left, typed) and isinstance(node.right, ast.Constant)
-                        and type(node.right.value) is int and 0 <= node.right.value < 63)
-            return isinstance(node.op, _INT_OPS) and self.is_int(node.left, typed) and self.is_int(node.right, typed)
-        if isinstance(node, ast.UnaryOp):
-            return isinstance(node.op, (ast.USub, ast.UAdd)) and self.is_int(node.operand, typed)
+                k = _folded(node.right)
+                return (left[0] >> k, left[1] >> k) if k is not None and 0 <= k < 63 else None
+            right = self.span(node.right, env)
+            return None if right is None else _within(_binary(node.op, left, right))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            operand = self.span(node.operand, env)
+            if operand is None or isinstance(node.op, ast.UAdd):
+                return operand
+            return _within((-operand[1], -operand[0]))
         if isinstance(node, ast.IfExp):
-            return self.is_int(node.body, typed) and self.is_int(node.orelse, typed)
-        return False
+            when_true, when_false = _narrowed(node.test, env)
+            body, orelse = self.span(node.body, when_true), self.span(node.orelse, when_false)
+            return None if body is None or orelse is None else (min(body[0], orelse[0]), max(body[1], orelse[1]))
+        return None
+
+
+Span = tuple[int, int]
+_ID_SPAN: Span = (0, INT64_MAX)  # every dictionary id
+
+
+def _within(span: Span | None) -> Span | None:
+    return span if span is not None and INT64_MIN <= span[0] and span[1] <= INT64_MAX else None
+
+
+def _binary(op: ast.operator, a: Span, b: Span) -> Span | None:
+    """The range of ``a op b`` for value ranges a and b (None: not an integer operation)."""
+    if isinstance(op, ast.Add):
+        return a[0] + b[0], a[1] + b[1]
+    if isinstance(op, ast.Sub):
+        return a[0] - b[1], a[1] - b[0]
+    if isinstance(op, ast.Mult):
+        corners = [x * y for x in a for y in b]
+        return min(corners), max(corners)
+    if isinstance(op, ast.FloorDiv):
+        if b[0] > 0 or b[1] < 0:  # floor division is monotone in each operand then
+            corners = [x // y for x in a for y in b]
+            return min(corners), max(corners)
+        bound = max(abs(a[0]), abs(a[1]))  # a zero divisor raises (the generic path answers)
+        return -bound, bound
+    if isinstance(op, ast.Mod):
+        bound = max(abs(b[0]), abs(b[1]))
+        return -bound, bound
+    if isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+        if a[0] >= 0 and b[0] >= 0:
+            top = min(a[1], b[1]) if isinstance(op, ast.BitAnd) else (1 << max(a[1], b[1]).bit_length()) - 1
+            return 0, top
+        return INT64_MIN, INT64_MAX  # of two 64-bit values: 64 bits
+    return None
+
+
+def _narrowed(test: ast.expr, env: dict[str, Span]) -> tuple[dict[str, Span], dict[str, Span]]:
+    """The ranges where ``test`` holds and where it does not, for ``name <op> constant``
+    (how decoding picks a number's sign: ``x - HEAD if x < HALF else x - HEAD2``)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name)
+            and test.left.id in env):
+        return env, env
+    bound = _folded(test.comparators[0])
+    if bound is None:
+        return env, env
+    name, op, (lo, hi) = test.left.id, test.ops[0], env[test.left.id]
+    below, above = (min(hi, bound - 1), max(lo, bound))  # x < bound / x >= bound
+    if isinstance(op, ast.Lt):
+        true, false = (lo, below), (above, hi)
+    elif isinstance(op, ast.GtE):
+        true, false = (above, hi), (lo, below)
+    elif isinstance(op, ast.LtE):
+        true, false = (lo, min(hi, bound)), (max(lo, bound + 1), hi)
+    elif isinstance(op, ast.Gt):
+        true, false = (max(lo, bound + 1), hi), (lo, min(hi, bound))
+    else:
+        return env, env
+    # an empty side is a branch never taken: any range will do (the overflow check stays)
+    return ({**env, name: true if true[0] <= true[1] else (lo, hi)},
+            {**env, name: false if false[0] <= false[1] else (lo, hi)})
+
+
+def _guard_spans(nodes: list[ast.AST], sources: set[str]) -> dict[str, Span]:
+    """The range of each source: an id, narrowed by the type guard generated code puts
+    first (``if (x >> 58) != CODE or ...: raise _Miss``: past it, x is an id of that code)."""
+    spans = dict.fromkeys(sources, _ID_SPAN)
+    for node in nodes:
+        if not (isinstance(node, ast.If) and len(node.body) == 1 and isinstance(node.body[0], ast.Raise)):
+            continue
+        parts = node.test.values if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.Or) else [node.test]
+        for part in parts:
+            if (isinstance(part, ast.Compare) and len(part.ops) == 1 and isinstance(part.ops[0], ast.NotEq)
+                    and isinstance(part.left, ast.BinOp) and isinstance(part.left.op, ast.RShift)
+                    and isinstance(part.left.left, ast.Name) and part.left.left.id in spans):
+                shift, code = _folded(part.left.right), _folded(part.comparators[0])
+                if shift is not None and code is not None and 0 <= shift < 63 and code >= 0:
+                    spans[part.left.left.id] = (code << shift, ((code + 1) << shift) - 1)
+    return spans
 
 
 class _Rewriter:
     """Rewrites the integer expressions of a guarded region for C variables."""
 
-    def __init__(self, facts: _Facts, typed: set[str], taken: set[str]) -> None:
+    def __init__(self, facts: _Facts, typed: dict[str, Span], taken: set[str]) -> None:
         self.facts, self.typed, self.taken = facts, typed, taken
         self.constants: dict[int, str] = {}  # literal -> its typed local
         self.shadow: dict[str, str] = {}  # source name -> its C shadow's name
         self.shadowed: set[str] = set()  # the sources an integer expression reads
+        self.done: set[int] = set()  # ids of the nodes of rewritten (proven) expressions
         self.changed = False
 
     def _name(self, wanted: str) -> str:
@@ -208,13 +316,35 @@ class _Rewriter:
                 return self.generic_visit(node)
 
             def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.AST:
-                if (id(node) in facts.guarded and isinstance(node.op, ast.USub)
-                        and facts.is_int(node, rewriter.typed) and rewriter._worth_it(node)):
-                    rewriter.changed = True
-                    return self.generic_visit(rewriter.integer(node))
+                if id(node) in facts.guarded and isinstance(node.op, ast.USub):
+                    if facts.is_int(node, rewriter.typed) and rewriter._worth_it(node):
+                        rewriter.changed = True
+                        return self.generic_visit(rewriter.integer(node))
+                    if rewriter.c_valued(node.operand):  # -x of a 64-bit x may not fit
+                        node.operand = _boxed(self.visit(node.operand))
+                        return node
                 return self.generic_visit(node)
 
+            def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+                # not provably inside 64 bits: Python arithmetic, exact at any size (Cython
+                # would compute an operation of two C values in C, overflow and all)
+                boxed = (id(node) in facts.guarded and id(node) not in rewriter.done
+                         and not facts.is_int(node, rewriter.typed))
+                left = boxed and rewriter.c_valued(node.left)
+                right = boxed and rewriter.c_valued(node.right)
+                node = self.generic_visit(node)
+                if left:
+                    node.left = _boxed(node.left)
+                if right:
+                    node.right = _boxed(node.right)
+                return node
+
         Visitor().visit(fn)
+
+    def c_valued(self, node: ast.expr) -> bool:
+        """Whether Cython computes ``node`` as a C integer: it reads a C local."""
+        return self.facts.is_int(node, self.typed) and any(
+            isinstance(n, ast.Name) and n.id in self.typed for n in ast.walk(node))
 
     def _worth_it(self, node: ast.AST) -> bool:
         """An expression that reads a C variable or a shadowable source (a constant
@@ -226,6 +356,11 @@ class _Rewriter:
         """``node`` (an integer expression) with sources read through their shadows,
         large literals through typed locals, ``-x`` as ``0 - x``; constant parts are
         folded here, exactly (C would compute ``749150815 * 100`` in 32 bits)."""
+        result = self._integer(node)
+        self.done.add(id(result))
+        return result
+
+    def _integer(self, node: ast.expr) -> ast.expr:
         value = _folded(node)
         if value is not None:
             if -_C_LITERAL <= value < _C_LITERAL:
@@ -298,6 +433,11 @@ def _bound_sources(statement: ast.stmt, sources: set[str]) -> set[str]:
 
 def _catches_exception(handler: ast.ExceptHandler) -> bool:
     return handler.type is None or (isinstance(handler.type, ast.Name) and handler.type.id == "Exception")
+
+
+def _boxed(node: ast.expr) -> ast.expr:
+    """``cython.cast(object, node)``: the C value as a Python int."""
+    return ast.Call(_cython_attribute("cast"), [ast.Name("object", ast.Load()), node], [])
 
 
 def _cython_attribute(name: str) -> ast.Attribute:

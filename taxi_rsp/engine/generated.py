@@ -19,7 +19,10 @@ the extension is cached on disk under the SHA-256 of the source (``TAXI_RSP_JIT_
 default ``~/.cache/taxi-rsp/jit``). Each operator calls ``make`` with its own namespace,
 so two operators with the same source share the extension, not their state. The
 functions are the same code, hence the same results; they skip the interpreter
-(docs/performance.md, "Stop 21"). Nothing is typed: ids stay Python ints.
+(docs/performance.md, "Stop 21"). Rows, keys and state stay Python objects; only the
+integer arithmetic of a fast path's guarded region runs on C ``long long`` locals, where
+anything that does not fit raises into the generic path (:mod:`taxi_rsp.engine.cint`,
+"Stop 23").
 
 A source not in the cache yet runs interpreted while one background thread builds it;
 the engine swaps the compiled functions in between two events (:func:`install_ready`).
