@@ -77,6 +77,8 @@ class CompiledJoin(Operator):
                 to_reference(deltas)
                 return
             out = cython.declare(list, [])  # compiled: out.append is a C call, not a bound method
+            last_key: tuple | None = None
+            last_matches = None
             for n, (row, mult) in enumerate(deltas):
                 key = key_of(row)
                 unbound = False
@@ -89,7 +91,11 @@ class CompiledJoin(Operator):
                     reference.emit(out)
                     to_reference(deltas[n:])
                     return
-                matches = other.get(key)
+                # a group's change arrives as (old row, -1), (new row, +1) under one key, and
+                # the other side does not change during this push: look it up once per run
+                if key != last_key:
+                    last_key, last_matches = key, other.get(key)
+                matches = last_matches
                 if matches is not None:
                     if type(matches) is not dict:  # one row, held once
                         out.append((row + tail(matches), mult) if from_left else (matches + tail(row), mult))
@@ -111,16 +117,15 @@ class CompiledJoin(Operator):
                         own[key] = {held: 1, row: 1} if held != row else {row: 2}
                         continue
                 elif mult == -1:
-                    held = own.get(key)
+                    held = own.pop(key, None)  # one hash: the usual case is a group's old row leaving
                     if held is None:
                         own[key] = {row: -1}
                         continue
                     if type(held) is not dict:
                         if held != row:
                             own[key] = {held: 1, row: -1}
-                        else:
-                            del own[key]  # its only row left
-                        continue
+                        continue  # else its only row left with it
+                    own[key] = held  # several rows under the key: updated below
                 else:
                     held = own.get(key)
                     if held is None:
