@@ -220,6 +220,28 @@ def test_ratio_keys_are_reduced_with_a_positive_denominator() -> None:
     assert _Rational(-3, 4) < _Rational(-1, 2) and not _Rational(1, 2) < _Rational(2, 4)
 
 
+def test_ratio_keys_whose_floats_tie_but_values_differ_order_exactly() -> None:
+    """1/3 and 111111111111111111/333333333333333334 round to the same float: the exact
+    parts decide, under every operator a tuple comparison may apply to them (before
+    stop 24 only < was defined, and the top-k's `key <= last key` raised TypeError)."""
+    text = PREFIX + f"SELECT ?k ?r WHERE {{ STREAM <{EX}stream> [RANGE 1m] {{ ?e ex:k ?k ; ex:v ?v ; ex:w ?w }} " \
+                    "BIND(?v / ?w AS ?r) } ORDER BY DESC(?r) LIMIT 2"
+    events = [(0, "a", 1, 3), (0.1, "b", 111111111111111111, 333333333333333334), (0.1, "c", 2, 6),
+              (0.1, "d", 1, 4), (0.1, "e", 111111111111111112, 333333333333333334)]
+    compiled = _outputs(text, events, compiled=True)
+    assert compiled == _outputs(text, events, compiled=False)
+    assert [[row[0].lexical for row in rows] for _, _, rows, _ in compiled][-1] == ["e", "a"]
+    assert _rationals_order_under_every_operator()
+
+
+def _rationals_order_under_every_operator() -> bool:
+    from taxi_rsp.engine.compiled.topk import _Rational
+
+    small, large = _Rational(1, 3), _Rational(111111111111111112, 333333333333333334)
+    return (small < large and small <= large and large > small and large >= small and small != large
+            and not small == large)
+
+
 def test_an_emptied_sum_of_decimals_is_a_decimal_zero_like_the_reference() -> None:
     text = PREFIX + f"SELECT (SUM(?v) AS ?s) WHERE {{ STREAM <{EX}stream> [RANGE 1m] {{ ?e ex:v ?v }} }}"
     events = [(0, "a", decimal("2.5"), None), (5, "a", None, None)]

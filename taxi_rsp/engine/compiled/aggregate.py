@@ -293,13 +293,13 @@ class CompiledAggregate(Operator):
             return f"_avg_id({slot}, st[0], {scale})"
         if name in ("MIN", "MAX"):
             return f"({self._id_of(slot + '[0]', kind)} if {slot} else None)"
-        return f"_median_id({slot}, {scale}, {kind == 'I'})"
+        return median_id_source(slot, scale, kind == "I")
 
     @staticmethod
     def _id_of(value: str, kind: Any) -> str:
         if kind == "I":
             return int_id_source(value)
-        return f"_dec_id({value}, {kind[1]})"
+        return dec_id_source(value, kind[1])
 
     # -- result ids (the same ids Dictionary.encode_value gives the reference's values) -
     def _int_id(self, value: int) -> int:
@@ -417,8 +417,39 @@ def int_id_source(value: str) -> str:
     """Source of the id of integer ``value`` (an expression without side effects):
     the inline id computed in place, :meth:`CompiledAggregate._int_id` only for an
     integer beyond the inline range (a call per result costs more than the bit test)."""
-    return (f"({_INT_HEAD} + _v if 0 <= (_v := {value}) <= {PAYLOAD_MAX}"
-            f" else {_INT_HEAD + (1 << PAYLOAD_BITS)} + _v if {PAYLOAD_MIN} <= _v else _int_id(_v))")
+    return _inline_id_source(value, _INT_HEAD, "_int_id(_v)")
+
+
+def dec_id_source(scaled: str, scale: int) -> str:
+    """Source of the id of the decimal ``scaled`` / 10**``scale`` (scale <= 9): inline in
+    place as :meth:`CompiledAggregate._dec_id` encodes it, the call only beyond the range.
+
+    >>> from taxi_rsp.rdf.dictionary import Dictionary
+    >>> eval(dec_id_source("v", 2), {"v": -1250}) == Dictionary().encode_value(Fraction(-1250, 100))
+    True
+    """
+    nano = scaled if scale == 9 else f"({scaled}) * {10 ** (9 - scale)}"
+    return _inline_id_source(nano, _DEC_HEAD, "_dec_id(_v, 9)")
+
+
+def median_id_source(values: str, scale: int, integers: bool) -> str:
+    """Source of :meth:`CompiledAggregate._median_id` of the sorted list ``values`` with
+    the common cases in place: the middle value of an odd count, the mean of the two
+    middle values when it has at most 9 decimals (always, for integers and cents); only
+    an even count whose mean needs a tenth decimal calls the method."""
+    middle = int_id_source("_m[_n // 2]") if integers else dec_id_source("_m[_n // 2]", scale)
+    mean = _inline_id_source("_t // 2", _DEC_HEAD, "_dec_id(_v, 9)")
+    total = "(_m[_n // 2 - 1] + _m[_n // 2])" + ("" if scale == 9 else f" * {10 ** (9 - scale)}")
+    return (f"(None if not (_n := len(_m := {values})) else {middle} if _n % 2"
+            f" else {mean} if not (_t := {total}) % 2"
+            f" else _median_id(_m, {scale}, {integers}))")
+
+
+def _inline_id_source(value: str, head: int, beyond: str) -> str:
+    """``head`` plus ``value`` as a two's-complement payload when it fits, else ``beyond``
+    (which reads ``_v``: the value)."""
+    return (f"({head} + _v if 0 <= (_v := {value}) <= {PAYLOAD_MAX}"
+            f" else {head + (1 << PAYLOAD_BITS)} + _v if {PAYLOAD_MIN} <= _v < 0 else {beyond})")
 
 
 def compiled_form(value: Any, kind: Any) -> int:

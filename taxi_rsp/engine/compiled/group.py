@@ -25,7 +25,7 @@ from typing import Any
 
 from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss, type_codes
 from taxi_rsp.engine.compiled.aggregate import (FUSABLE, CompiledAggregate, _Deopt, compiled_form, flush_source,
-                                               group_state_source, int_id_source)
+                                               group_state_source, int_id_source, median_id_source)
 from taxi_rsp.engine.expr import Compiled, ExprError
 from taxi_rsp.engine.generated import define, swap_all
 from taxi_rsp.engine.ops.aggregates import Count, Max, Median, Min, Sum
@@ -291,7 +291,7 @@ class CompiledGroup(Operator):
             return f"_avg_id({slot}, st[0], {scale})"
         if name in ("MIN", "MAX"):
             return f"({self._id_of(slot + ('[0]' if name == 'MIN' else '[-1]'), kind)} if {slot} else None)"
-        return f"_median_id({slot}, {scale}, {kind == 'I'})"
+        return median_id_source(slot, scale, kind == "I")
 
     # -- slow path and hand-over -----------------------------------------------------------
     def _slow(self, row: Row, mult: int) -> bool:

@@ -253,14 +253,9 @@ class CompiledTopK(Operator):
         """A numeric id's exact value as a reduced ratio of integers (n, d), d > 0: an
         inline integer or decimal, or a computed exact value; anything else is outside
         the compiled key (raises _Miss)."""
-        if type(term_id) is int and term_id & INLINE_FLAG:
-            code = (term_id >> TYPE_SHIFT) & 0xF
-            if code == T_INTEGER:
-                return inline_payload(term_id), 1
-            if code == T_DECIMAL:
-                payload = inline_payload(term_id)
-                common = gcd(payload, DECIMAL_SCALE)
-                return payload // common, DECIMAL_SCALE // common
+        inline = _inline_exact(term_id)
+        if inline is not None:
+            return inline
         value = self._dictionary.value(term_id) if term_id is not None else None
         if type(value) is int:
             return value, 1
@@ -281,8 +276,8 @@ class CompiledTopK(Operator):
     def _ratio(self, top: Any, bottom: Any) -> tuple[int, int]:
         """The quotient of two numeric ids, reduced, with a positive divisor, from
         integers only (a zero divisor is an error for the reference: outside the key)."""
-        a_n, a_d = self._exact(top)
-        b_n, b_d = self._exact(bottom)
+        a_n, a_d = _inline_exact(top) or self._exact(top)
+        b_n, b_d = _inline_exact(bottom) or self._exact(bottom)
         n, d = a_n * b_d, a_d * b_n
         if d == 0:
             raise _Miss
@@ -466,12 +461,16 @@ def _memoised(compute: Callable[[Any, Any], tuple], memo: dict) -> Callable[[Any
     return miss
 
 
+@cython.cclass
 class _Rational:
     """An exact number as a reduced ratio ``n / d`` (d > 0), ordered by integer
     cross-multiplication: no ``Fraction`` arithmetic in comparisons. Negating ``n``
-    reverses the order (descending keys)."""
+    reverses the order (descending keys). Compiled, an extension type: two keys whose
+    floats tie compare these (often: equal ratios of small counts), and a comparison
+    is then a C slot call, not a Python method call."""
 
-    __slots__ = ("d", "n")
+    n = cython.declare(object, visibility="readonly")
+    d = cython.declare(object, visibility="readonly")
 
     def __init__(self, n: int, d: int) -> None:
         self.n = n
@@ -480,11 +479,39 @@ class _Rational:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, _Rational) and self.n == other.n and self.d == other.d
 
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    # every order, not only <: a tuple comparison applies its own operator to the
+    # first pair of items that differ (key <= last key in the top-k's push)
     def __lt__(self, other: _Rational) -> bool:
         return self.n * other.d < other.n * self.d
 
+    def __le__(self, other: _Rational) -> bool:
+        return self.n * other.d <= other.n * self.d
+
+    def __gt__(self, other: _Rational) -> bool:
+        return self.n * other.d > other.n * self.d
+
+    def __ge__(self, other: _Rational) -> bool:
+        return self.n * other.d >= other.n * self.d
+
     def __hash__(self) -> int:
         return hash((self.n, self.d))
+
+
+def _inline_exact(term_id: Any) -> tuple[int, int] | None:
+    """The exact value (n, d) of an inline integer or decimal id, reduced; None for any
+    other id (a module function: the memo misses of ratio keys call it twice each)."""
+    if type(term_id) is int and term_id & INLINE_FLAG:
+        code = (term_id >> TYPE_SHIFT) & 0xF
+        if code == T_INTEGER:
+            return inline_payload(term_id), 1
+        if code == T_DECIMAL:
+            payload = inline_payload(term_id)
+            common = gcd(payload, DECIMAL_SCALE)
+            return payload // common, DECIMAL_SCALE // common
+    return None
 
 
 def _mentions(expr: Any, name: str) -> int:
