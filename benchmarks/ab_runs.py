@@ -49,6 +49,23 @@ def differing(first: Path, other: Path) -> list[str]:
             if not (other / p.name).exists() or comparable(p) != comparable(other / p.name)]
 
 
+def stale_modules(summary: dict) -> list[str]:
+    """The engine modules a run loaded from Python source while others ran compiled: edited
+    since the checkout was built, so its figures would be of another engine (stop 24 first
+    measured a `before` checkout whose join ran as Python). A pure-Python install, or one
+    asked for with TAXI_RSP_PURE_PYTHON=1, is consistent and not flagged.
+
+    >>> stale_modules({"engine_modules": {"compiled": 34, "python_source": ["j"], "pure_python_requested": False}})
+    ['j']
+    >>> stale_modules({"engine_modules": {"compiled": 0, "python_source": ["j"], "pure_python_requested": False}})
+    []
+    """
+    modules = summary.get("engine_modules", {})
+    if not modules.get("compiled") or modules.get("pure_python_requested"):
+        return []
+    return list(modules.get("python_source") or [])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("data", type=Path)
@@ -58,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "ab_runs")
     parser.add_argument("--env", action="append", default=[], metavar="NAME:VAR=VALUE",
                         help="an environment variable for one side's runs (repeatable)")
+    parser.add_argument("--allow-python-source", action="store_true",
+                        help="measure a checkout whose compiled modules are stale (they run as Python)")
     options = parser.parse_args(argv)
     extra: dict[str, dict[str, str]] = {}
     for item in options.env:
@@ -74,6 +93,11 @@ def main(argv: list[str] | None = None) -> int:
         for name, checkout in pairs:
             summary = run_once(Path(checkout).resolve(), options.data.resolve(), args, options.out / name,
                                extra.get(name))
+            stale = stale_modules(summary)
+            if stale and not options.allow_python_source:
+                print(f"{name} ({checkout}) ran {', '.join(stale)} as Python source; rebuild it "
+                      "(python setup.py build_ext --inplace) or pass --allow-python-source", file=sys.stderr)
+                return 2
             delays = {q: d["mean"] for q, d in summary.get("delay_ms", {}).items()}
             print(f"{options.args or '(default queries)'} | {name} round={round_number} "
                   f"cpu={summary['cpu_seconds']} peak_rss_mib={summary.get('peak_rss_mib')} "

@@ -35,3 +35,11 @@ def test_a_changed_output_line_is_reported(sample_20d: Path, tmp_path: Path) -> 
     lines[1] = "x" + lines[1]
     q1.write_text("\n".join(lines) + "\n")
     assert ab_runs.differing(tmp_path / "a", tmp_path / "b") == ["q1.csv"]
+
+
+def test_a_checkout_running_stale_modules_as_python_is_refused() -> None:
+    summary = {"engine_modules": {"compiled": 34, "python_source": ["taxi_rsp.engine.compiled.join"],
+                                  "pure_python_requested": False}}
+    assert ab_runs.stale_modules(summary) == ["taxi_rsp.engine.compiled.join"]
+    pure = {"engine_modules": {"compiled": 0, "python_source": ["a", "b"], "pure_python_requested": True}}
+    assert ab_runs.stale_modules(pure) == [] and ab_runs.stale_modules({}) == []
