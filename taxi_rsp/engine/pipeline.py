@@ -101,6 +101,7 @@ class PipelineNode:
         event (a closure: the parent, matcher and steps are fixed until the trie is split,
         which binds it again; the last event's rows are its own state, not attributes)."""
         matcher, parent, steps = self.matcher, self.parent, self.steps
+        match = matcher.match_view if matcher is not None else None
         last_view: EventView | None = None
         last_rows: list[tuple] = []
 
@@ -108,12 +109,16 @@ class PipelineNode:
             nonlocal last_view, last_rows
             if view is last_view:
                 return last_rows
-            rows = matcher.match_view(view) if parent is None else parent.run(view)  # type: ignore[union-attr]
+            rows = match(view) if parent is None else parent.run(view)  # type: ignore[misc, union-attr]
             if steps and rows:
                 chunk = self._chunk
                 if chunk is None:
                     chunk = self._chunk = self._compile(rows[0])
-                rows = [out for out in map(chunk, rows) if out is not None]
+                if len(rows) == 1:  # a star graph matched once: the usual event
+                    out = chunk(rows[0])
+                    rows = [] if out is None else [out]
+                else:
+                    rows = [out for out in map(chunk, rows) if out is not None]
             last_view, last_rows = view, rows
             return rows
 

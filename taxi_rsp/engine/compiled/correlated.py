@@ -168,6 +168,7 @@ class CompiledCorrelated(Operator):
                 return
             out: list[Delta] = []
             holds = self._holds  # replaced once, after the first pair (see _first_pair)
+            n = cython.declare(cython.Py_ssize_t)  # compiled: a C counter, not an int object per delta
             for n, (row, mult) in enumerate(deltas):
                 key = key_of(row)
                 if _unbound(key):
@@ -249,6 +250,7 @@ class CompiledCorrelated(Operator):
                 return
             out: list[Delta] = []
             holds = self._holds
+            n = cython.declare(cython.Py_ssize_t)  # compiled: a C counter, not an int object per delta
             for n, (row, mult) in enumerate(deltas):
                 key = key_of(row)
                 if _unbound(key):

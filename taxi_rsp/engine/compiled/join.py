@@ -77,7 +77,9 @@ class CompiledJoin(Operator):
                 to_reference(deltas)
                 return
             out = cython.declare(list, [])  # compiled: out.append is a C call, not a bound method
-            last_key: tuple | None = None
+            n = cython.declare(cython.Py_ssize_t)  # compiled: a C counter, not an int object per delta
+            looked = cython.declare(cython.bint, False)  # whether last_key / last_matches are set
+            last_key: tuple = ()
             last_matches = None
             for n, (row, mult) in enumerate(deltas):
                 key = key_of(row)
@@ -93,8 +95,8 @@ class CompiledJoin(Operator):
                     return
                 # a group's change arrives as (old row, -1), (new row, +1) under one key, and
                 # the other side does not change during this push: look it up once per run
-                if key != last_key:
-                    last_key, last_matches = key, other.get(key)
+                if not looked or key != last_key:  # (no comparison with a non-tuple first)
+                    last_key, last_matches, looked = key, other.get(key), True
                 matches = last_matches
                 if matches is not None:
                     if type(matches) is not dict:  # one row, held once

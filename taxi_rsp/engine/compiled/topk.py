@@ -320,6 +320,7 @@ class CompiledTopK(Operator):
                     return
                 key_of = self._key
             changed = self._changed
+            n = cython.declare(cython.Py_ssize_t)  # compiled: a C counter, not an int object per delta
             for n, (row, mult) in enumerate(deltas):
                 # one hash of the row per change: a retraction takes its entry out at once
                 # (put back in the rare case a multiplicity stays), an insertion offers a

@@ -80,13 +80,20 @@ class RangeWindow(WindowKind):
     def bind(self, scan: WindowScan) -> None:
         """The scan's per-event calls as closures over its buffer: no dispatch through the
         kind; a scan with one output (the common case) emits its rows without building a
-        tuple of per-output lists, and everything else goes to the methods above."""
+        tuple of per-output lists; an arrival for twins (``insert`` above, inlined) emits
+        each twin's rows in turn; an expiry goes to the method above."""
         entries, outputs, range_ms = scan._entries, scan._outputs, self.range_ms
-        insert_rows, expire_entries = self.insert, self.expire
+        expire_entries = self.expire
 
         def insert(time: int, view: EventView) -> None:
-            if len(outputs) != 1:
-                insert_rows(scan, time, tuple([output._rows(view) for output in outputs]))
+            if len(outputs) != 1:  # twins share this buffer: an entry holds each one's rows
+                batch = tuple([output._rows(view) for output in outputs])
+                if any(batch):
+                    entries.append((time + range_ms, batch))
+                for output, rows in zip(outputs, batch):
+                    if rows:
+                        scan.held += len(rows)
+                        output.emit([(row, 1) for row in rows])
                 return
             leaf = scan._leaf  # set by WindowScan.share() after this binding
             rows = leaf.run(view) if leaf is not None else scan._rows(view)
