@@ -15,7 +15,7 @@ nothing is still an evaluation instant.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from taxi_rsp.algebra.optimize import optimize
@@ -58,6 +58,7 @@ class Engine:
         # Queries whose whole plan equals an earlier one's share its physical plan and
         # are reported from it (twins); the engine drives the leaders only.
         self._leaders: list[RegisteredQuery] = []
+        self._ticks: list[Callable[[GraphEvent, EventView], None]] = []  # per leader, in order
         self._by_plan: dict[tuple, RegisteredQuery] = {}
         self._last_time: int | None = None
         self.events = 0
@@ -95,6 +96,7 @@ class Engine:
             if shareable:
                 self._by_plan.setdefault(key, query)
             self._leaders.append(query)
+            self._ticks.append(self.tick_policy.bind(query))
         if listener is not None:
             query.listeners.append(listener)
         self.queries.append(query)
@@ -108,9 +110,10 @@ class Engine:
     def process(self, event: GraphEvent) -> None:
         """Apply one event to every registered query (events in time order)."""
         time = event.time
-        if self._last_time is not None and time < self._last_time:
+        last = self._last_time
+        if last is not None and time < last:
             raise ValueError(
-                f"event {event.seq} at {time} is earlier than the previous event ({self._last_time}); "
+                f"event {event.seq} at {time} is earlier than the previous event ({last}); "
                 "the engine needs events in time order (the feeder rejects late ones)"
             )
         self._last_time = time
@@ -118,9 +121,8 @@ class Engine:
         if READY:  # generated code compiled to C in the background: swapped in between events
             install_ready()
         view = EventView(event)  # the triple index is built only if a window needs it
-        tick = self.tick_policy.tick
-        for query in self._leaders:
-            tick(query, event, view)
+        for tick in self._ticks:  # the tick policy bound to each query (see register)
+            tick(event, view)
 
     def run(self, events: Iterable[GraphEvent]) -> None:
         for event in events:

@@ -37,6 +37,9 @@ class TickPolicy(Protocol):
     def tick(self, query: RegisteredQuery, event: GraphEvent, view: EventView) -> None:
         """Advance ``query`` to the time of ``event`` and apply it."""
 
+    def bind(self, query: RegisteredQuery) -> Callable[[GraphEvent, EventView], None]:
+        """``tick`` of ``query`` as a function of the event alone (what the engine calls)."""
+
 
 class EventTimeTick:
     """SPEC §3, for any query: before an event at time t, every expiry instant τ < t of
@@ -48,21 +51,51 @@ class EventTimeTick:
     name = "event time (expiries before an event evaluated first, those at its time merged into it)"
 
     def tick(self, query: RegisteredQuery, event: GraphEvent, view: EventView) -> None:
-        time = event.time
+        self.bind(query)(event, view)
+
+    def bind(self, query: RegisteredQuery) -> Callable[[GraphEvent, EventView], None]:
+        """``tick`` for one query as a closure, which the engine calls per event: the
+        query's per-event calls (its windows' expiry, expire and insert functions, its
+        operators' flushes, its report policy) are fixed once the plan is built, so they
+        are looked up here once, not per event; the steps are those of
+        :meth:`RegisteredQuery.next_expiry`, ``expire``, ``insert`` and ``evaluate``."""
+        next_expiries, expires, inserts = query._next_expiries, query._expires, query._inserts
+        flushes, report, deliver = query._flushes, query.report_policy.report, query._deliver
         clocked = query.reads_clock
-        expiry = query.next_expiry()
-        while expiry is not None and expiry < time:
+
+        def close(trigger: Trigger) -> None:  # RegisteredQuery.evaluate
+            for flush in flushes:
+                flush()
+            output = report(query, trigger)
+            if output is not None:
+                deliver(output)
+
+        def tick(event: GraphEvent, view: EventView) -> None:
+            time = event.time
+            while True:
+                expiry = None  # the first expiry instant of the query's windows
+                for next_expiry in next_expiries:
+                    t = next_expiry()
+                    if t is not None and (expiry is None or t < expiry):
+                        expiry = t
+                if expiry is None or expiry >= time:
+                    break
+                if clocked:
+                    set_event_time(expiry)  # NOW() in rows derived at this instant
+                for expire in expires:
+                    expire(expiry)
+                close(Trigger(expiry))
             if clocked:
-                set_event_time(expiry)  # NOW() in rows derived at this instant
-            query.expire(expiry)
-            query.evaluate(Trigger(expiry))
-            expiry = query.next_expiry()
-        if clocked:
-            set_event_time(time)
-        query.expire(time)
-        if event.stream in query.streams:
-            query.insert(event, view)
-        query.evaluate(Trigger(time, event))
+                set_event_time(time)
+            for expire in expires:
+                expire(time)
+            window_inserts = inserts.get(event.stream)
+            if window_inserts is not None:
+                for insert in window_inserts:
+                    insert(time, view)
+            close(Trigger(time, event))
+
+        return tick
 
 
 class ReportPolicy(Protocol):
@@ -79,10 +112,14 @@ class OnContentChange:
 
     def __init__(self) -> None:
         self.last: list[tuple] = []  # before the first report: the empty result
-        self._project: Callable[[tuple], tuple] | None = None  # the plan's projection, built once
+        # the plan's ordered root and projection, looked up once (a policy serves one query)
+        self._root = None
+        self._project: Callable[[tuple], tuple] | None = None
 
     def report(self, query: RegisteredQuery, trigger: Trigger) -> QueryOutput | None:
-        root = query.physical.ordered_root
+        root = self._root
+        if root is None:
+            root = self._root = query.physical.ordered_root
         if not root.changed:
             return None
         project = self._project

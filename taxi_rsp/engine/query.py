@@ -104,11 +104,16 @@ class RegisteredQuery:
         output = self.report_policy.report(self, trigger)
         if output is None:
             return None
+        self._deliver(output)
+        return output
+
+    def _deliver(self, output: QueryOutput) -> None:
+        """An instant's output to the listeners, and the same rows to each twin's."""
         for listener in self.listeners:
             listener(output)
         for twin in self.twins:
-            twin._report(QueryOutput(twin, trigger, twin.columns, output.rows, output.deleted, output.triples))
-        return output
+            twin._report(QueryOutput(twin, output.trigger, twin.columns, output.rows, output.deleted,
+                                     output.triples))
 
     def _report(self, output: QueryOutput) -> None:
         for listener in self.listeners:

@@ -113,28 +113,38 @@ class CompiledAggregate(Operator):
         self.source = ""
         if self._implicit:
             self._dirty[()] = self._groups[()] = self._new_state_for_implicit()
+        self._bind_calls()
 
     # -- window API ------------------------------------------------------------------
-    def next_expiry(self) -> int | None:
-        return self._entries[0][0] if self._entries else None
+    def _bind_calls(self) -> None:
+        """The window API (``next_expiry``, ``expire``, ``insert``) and ``flush`` as
+        closures over the buffer, the dirty groups and the matcher: the query calls them
+        for every event and instant. The generated functions (``_insert``, ``_expire``,
+        ``_flush``) are read at each call: they are swapped when compiled or handed over."""
+        entries, dirty, reference = self._entries, self._dirty, self._reference
+        match, range_ms = self.matcher.match_view, self.range_ms
 
-    def expire(self, until: int) -> None:
-        entries = self._entries
-        if entries and entries[0][0] <= until:
-            self._expire(until)
+        def next_expiry() -> int | None:
+            return entries[0][0] if entries else None
 
-    def insert(self, time: int, view: EventView) -> None:
-        rows = self.matcher.match_view(view)
-        if rows:
-            expiry = time + self.range_ms
-            for row in rows:
-                self._insert(row, expiry)  # looked up each time: a row may make it hand over
+        def expire(until: int) -> None:
+            if entries and entries[0][0] <= until:
+                self._expire(until)
 
-    def flush(self) -> None:
-        if self.mode == "reference":
-            self._reference.flush()
-        elif self._dirty:
-            self._flush()
+        def insert(time: int, view: EventView) -> None:
+            rows = match(view)
+            if rows:
+                expiry = time + range_ms
+                for row in rows:
+                    self._insert(row, expiry)  # looked up each time: a row may make it hand over
+
+        def flush() -> None:
+            if self.mode == "reference":
+                reference.flush()
+            elif dirty:
+                self._flush()
+
+        self.next_expiry, self.expire, self.insert, self.flush = next_expiry, expire, insert, flush
 
     def state_size(self) -> int:
         return len(self._entries)

@@ -95,6 +95,7 @@ class CompiledTopK(Operator):
         self._changed = True
         self._handed_over: list[bool] = []  # non-empty once the reference answers
         self.push = self._pusher()  # push(deltas): a closure, see _pusher
+        self.flush = self._flusher()
         self.source = ""
 
     @property
@@ -432,17 +433,24 @@ class CompiledTopK(Operator):
         self._extensions = now
         return out
 
-    def flush(self) -> None:
-        if self._handed_over:
-            self._reference.flush()
-            return
-        if not self._emits_deltas:
-            return
-        current = self.snapshot()
-        if current != self._last:
-            out = snapshot_deltas(self._last, current)
-            self._last = current
-            self.emit(out)
+    def _flusher(self) -> Callable[[], None]:
+        """``flush``: a closure (the query calls it every instant; as the ordered root,
+        which emits no deltas, it does nothing until a hand-over)."""
+        handed_over, reference, emits_deltas = self._handed_over, self._reference, self._emits_deltas
+
+        def flush() -> None:
+            if handed_over:
+                reference.flush()
+                return
+            if not emits_deltas:
+                return
+            current = self.snapshot()
+            if current != self._last:
+                out = snapshot_deltas(self._last, current)
+                self._last = current
+                self.emit(out)
+
+        return flush
 
 
 
