@@ -42,7 +42,7 @@ import cython
 from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss, type_codes
 from taxi_rsp.engine.generated import define, swap
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
-from taxi_rsp.engine.ops.topk import TopKOp, _row_key, snapshot_deltas
+from taxi_rsp.engine.ops.topk import TopKOp, _row_key, emit_snapshot_change
 from taxi_rsp.lang import ast
 from taxi_rsp.rdf.dictionary import (
     DECIMAL_SCALE,
@@ -442,13 +442,8 @@ class CompiledTopK(Operator):
             if handed_over:
                 reference.flush()
                 return
-            if not emits_deltas:
-                return
-            current = self.snapshot()
-            if current != self._last:
-                out = snapshot_deltas(self._last, current)
-                self._last = current
-                self.emit(out)
+            if emits_deltas:
+                emit_snapshot_change(self)
 
         return flush
 

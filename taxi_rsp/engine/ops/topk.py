@@ -10,6 +10,7 @@ membership at each flush.
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 from sortedcontainers import SortedList
 
@@ -44,6 +45,16 @@ def snapshot_deltas(last: list[Row], current: list[Row]) -> list[Delta]:
     """
     old, new = Counter(last), Counter(current)
     return [(row, -n) for row, n in (old - new).items()] + [(row, n) for row, n in (new - old).items()]
+
+
+def emit_snapshot_change(op: Any) -> None:
+    """Emit, as deltas, how ``op``'s ordered result changed since its last snapshot
+    (``op._last``, updated); nothing when it did not (a top-k that is not the root)."""
+    current = op.snapshot()
+    if current != op._last:
+        out = snapshot_deltas(op._last, current)
+        op._last = current
+        op.emit(out)
 
 
 class TopKOp(Operator):
@@ -108,13 +119,8 @@ class TopKOp(Operator):
         return rows[self.offset:wanted]
 
     def flush(self) -> None:
-        if not self._emits_deltas:
-            return
-        current = self.snapshot()
-        if current != self._last:
-            out = snapshot_deltas(self._last, current)
-            self._last = current
-            self.emit(out)
+        if self._emits_deltas:
+            emit_snapshot_change(self)
 
     def state_size(self) -> int:
         return len(self._entries)
