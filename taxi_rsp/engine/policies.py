@@ -55,45 +55,25 @@ class EventTimeTick:
 
     def bind(self, query: RegisteredQuery) -> Callable[[GraphEvent, EventView], None]:
         """``tick`` for one query as a closure, which the engine calls per event: the
-        query's per-event calls (its windows' expiry, expire and insert functions, its
-        operators' flushes, its report policy) are fixed once the plan is built, so they
-        are looked up here once, not per event; the steps are those of
-        :meth:`RegisteredQuery.next_expiry`, ``expire``, ``insert`` and ``evaluate``."""
-        next_expiries, expires, inserts = query._next_expiries, query._expires, query._inserts
-        flushes, report, deliver = query._flushes, query.report_policy.report, query._deliver
+        query's steps (closures themselves, see :meth:`RegisteredQuery._bind_steps`) are
+        looked up here once, not per event."""
+        next_expiry, expire, insert, evaluate = query.next_expiry, query.expire, query.insert, query.evaluate
         clocked = query.reads_clock
-
-        def close(trigger: Trigger) -> None:  # RegisteredQuery.evaluate
-            for flush in flushes:
-                flush()
-            output = report(query, trigger)
-            if output is not None:
-                deliver(output)
 
         def tick(event: GraphEvent, view: EventView) -> None:
             time = event.time
-            while True:
-                expiry = None  # the first expiry instant of the query's windows
-                for next_expiry in next_expiries:
-                    t = next_expiry()
-                    if t is not None and (expiry is None or t < expiry):
-                        expiry = t
-                if expiry is None or expiry >= time:
-                    break
+            expiry = next_expiry()
+            while expiry is not None and expiry < time:
                 if clocked:
                     set_event_time(expiry)  # NOW() in rows derived at this instant
-                for expire in expires:
-                    expire(expiry)
-                close(Trigger(expiry))
+                expire(expiry)
+                evaluate(Trigger(expiry))
+                expiry = next_expiry()
             if clocked:
                 set_event_time(time)
-            for expire in expires:
-                expire(time)
-            window_inserts = inserts.get(event.stream)
-            if window_inserts is not None:
-                for insert in window_inserts:
-                    insert(time, view)
-            close(Trigger(time, event))
+            expire(time)
+            insert(event, view)  # (nothing when the query does not read the event's stream)
+            evaluate(Trigger(time, event))
 
         return tick
 

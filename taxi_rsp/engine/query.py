@@ -64,6 +64,7 @@ class RegisteredQuery:
         self._bnodes = itertools.count()
         self._info: QueryInfo | None = None
         self.twins: list[RegisteredQuery] = []
+        self._bind_steps()
         if leader is not None:
             leader.twins.append(self)
             return
@@ -71,41 +72,48 @@ class RegisteredQuery:
             physical.root.connect(self.report_policy.collect)
         for source in physical.sources:
             source.start()
-        self._flush()  # the registration state is reported with the first instant
-
-    # -- clock -------------------------------------------------------------------------
-    def next_expiry(self) -> int | None:
-        first = None
-        for next_expiry in self._next_expiries:
-            t = next_expiry()
-            if t is not None and (first is None or t < first):
-                first = t
-        return first
-
-    def expire(self, until: int) -> None:
-        for expire in self._expires:
-            expire(until)
-
-    def insert(self, event: GraphEvent, view: EventView) -> None:
-        inserts = self._inserts.get(event.stream)
-        if inserts is not None:
-            time = event.time
-            for insert in inserts:
-                insert(time, view)
-
-    # -- R2S ---------------------------------------------------------------------------
-    def _flush(self) -> None:
-        for flush in self._flushes:
+        for flush in self._flushes:  # the registration state is reported with the first instant
             flush()
 
-    def evaluate(self, trigger: Trigger) -> QueryOutput | None:
-        """Close the evaluation instant and report per the R2S policy (None: nothing)."""
-        self._flush()
-        output = self.report_policy.report(self, trigger)
-        if output is None:
-            return None
-        self._deliver(output)
-        return output
+    # -- the steps of an instant -------------------------------------------------------
+    def _bind_steps(self) -> None:
+        """``next_expiry()``, ``expire(until)``, ``insert(event, view)`` and
+        ``evaluate(trigger)`` as closures over the plan's per-event functions (fixed once
+        the plan is built): the tick policy calls them for every event, and a closure
+        reads no attribute."""
+        next_expiries, expires, inserts = self._next_expiries, self._expires, self._inserts
+        flushes, report, deliver = self._flushes, self.report_policy.report, self._deliver
+
+        def next_expiry() -> int | None:
+            """The first instant at which one of the query's windows changes (None: never)."""
+            first = None
+            for window_next_expiry in next_expiries:
+                t = window_next_expiry()
+                if t is not None and (first is None or t < first):
+                    first = t
+            return first
+
+        def expire(until: int) -> None:
+            for window_expire in expires:
+                window_expire(until)
+
+        def insert(event: GraphEvent, view: EventView) -> None:
+            window_inserts = inserts.get(event.stream)
+            if window_inserts is not None:
+                time = event.time
+                for window_insert in window_inserts:
+                    window_insert(time, view)
+
+        def evaluate(trigger: Trigger) -> QueryOutput | None:
+            """Close the evaluation instant and report per the R2S policy (None: nothing)."""
+            for flush in flushes:
+                flush()
+            output = report(self, trigger)
+            if output is not None:
+                deliver(output)
+            return output
+
+        self.next_expiry, self.expire, self.insert, self.evaluate = next_expiry, expire, insert, evaluate
 
     def _deliver(self, output: QueryOutput) -> None:
         """An instant's output to the listeners, and the same rows to each twin's."""
