@@ -24,7 +24,7 @@ from taxi_rsp.engine.index.oneway import OneWayIndex
 from taxi_rsp.engine.index.ring import RingIndex
 from taxi_rsp.engine.ops.aggregates import Median
 from taxi_rsp.engine.ops.group import GroupOp
-from taxi_rsp.engine.compiled.aggregate import CompiledAggregate
+from taxi_rsp.engine.compiled.aggregate import _DIRTY, _FIRST_STATE, CompiledAggregate
 from taxi_rsp.engine.compiled.correlated import CompiledCorrelated
 from taxi_rsp.engine.compiled.group import CompiledGroup
 from taxi_rsp.engine.compiled.join import CompiledJoin
@@ -79,12 +79,20 @@ def check_tma(op: TmaTopKOp) -> int:
     return len(op._cells)
 
 
+def check_flushed(op: CompiledAggregate | CompiledGroup) -> None:
+    """Between events every instant is flushed: no group is left in the dirty list or
+    flagged as touched (a flag left set would keep a group out of the next instant's flush)."""
+    assert not op._dirty
+    assert not any(state[_DIRTY] for state in op._groups.values())
+
+
 def check_compiled_aggregate(op: CompiledAggregate) -> tuple[int, int]:
     """Every group holds rows; its MEDIAN lists hold at most its rows."""
+    check_flushed(op)
     values = 0
     for state in op._groups.values():
         assert state[0] > 0 or op._implicit
-        for slot in state[2:]:
+        for slot in state[_FIRST_STATE:]:
             if isinstance(slot, list):
                 assert len(slot) <= state[0]
                 values += len(slot)
@@ -106,6 +114,7 @@ def structure_sizes(engine: Engine) -> dict[str, int]:
                 sizes["compiled join/minus rows"] += sum(len(rows) for side in sides for rows in side.values())
             if isinstance(op, CompiledGroup):
                 assert all(state[0] > 0 for state in op._groups.values())
+                check_flushed(op)
                 sizes["compiled groups"] += len(op._groups)
             if isinstance(op, CompiledTopK):
                 assert len(op._sorted) + op._rest_count[0] == len(op._held)  # head + rest

@@ -70,7 +70,10 @@ from taxi_rsp.rdf.dictionary import (
 FUSABLE = ("COUNT", "SUM", "AVG", "MIN", "MAX", "MEDIAN")
 _INT_HEAD = INLINE_FLAG | (T_INTEGER << TYPE_SHIFT)
 _DEC_HEAD = INLINE_FLAG | (T_DECIMAL << TYPE_SHIFT)
-_FIRST_STATE = 2  # state[0] = rows, state[1] = last output row, then one slot per aggregate
+# state[0] = rows, state[1] = last output row, state[2] = touched since the last flush
+# (then it is in the dirty list), then one slot per aggregate
+_DIRTY = 2
+_FIRST_STATE = 3
 
 
 class _Deopt(Exception):
@@ -104,7 +107,8 @@ class CompiledAggregate(Operator):
         self._reference._sinks = self._sinks  # its deltas go to this operator's consumers
         self._entries: deque = deque()
         self._groups: dict[tuple, list] = {}
-        self._dirty: dict[tuple, list] = {}  # key -> state of the groups touched since the last flush
+        # (key, state) of the groups touched since the last flush, each once (state[_DIRTY])
+        self._dirty: list[tuple[tuple, list]] = []
         self._implicit = not keys
         self._insert: Callable[[Row, int], None] = self._first_insert
         self._flush: Callable[[], None] = self._flush_before_first_row
@@ -112,7 +116,8 @@ class CompiledAggregate(Operator):
         self.mode = "specialised on the first row"  # then "compiled" or "reference"
         self.source = ""
         if self._implicit:
-            self._dirty[()] = self._groups[()] = self._new_state_for_implicit()
+            self._groups[()] = state = self._new_state_for_implicit()
+            self._dirty.append(((), state))
         self._bind_calls()
 
     # -- window API ------------------------------------------------------------------
@@ -158,8 +163,8 @@ class CompiledAggregate(Operator):
         """Only the implicit group (no GROUP BY) can be due before any row: the
         reference, in the same empty state, reports it."""
         self._reference.flush()
-        for key in self._dirty:
-            self._groups[key][1] = self._reference._groups[key].output
+        for key, state in self._dirty:
+            state[1], state[_DIRTY] = self._reference._groups[key].output, 0
         self._dirty.clear()
 
     # -- compilation -------------------------------------------------------------------
@@ -205,7 +210,7 @@ class CompiledAggregate(Operator):
         src += ["", "def expire(until):", "    popleft = entries.popleft"]
         src += ["    while entries and entries[0][0] <= until:",
                 f"        _, _, key, st{''.join(', ' + a for a in args)} = popleft()",
-                "        dirty.setdefault(key, st)",
+                *("        " + line for line in _touch_source()),
                 "        st[0] -= 1"]
         src += [f"        {line}" for j, a in enumerate(args) for line in self._revert(j, a)]
         src += flush_source([self._result(j) for j in range(len(args))])
@@ -377,8 +382,8 @@ class CompiledAggregate(Operator):
     def _new_state_for_implicit(self) -> list:
         """The one group of a query without GROUP BY; its last slot records whether it
         has ever held a row (the type of an empty SUM depends on it)."""
-        return [0, None] + [[] if n == "MEDIAN" else deque() if n in ("MIN", "MAX") else 0
-                            for n, _, _ in self._aggs] + [0]
+        return [0, None, 1] + [[] if n == "MEDIAN" else deque() if n in ("MIN", "MAX") else 0
+                               for n, _, _ in self._aggs] + [0]
 
     def _go_reference(self) -> None:
         """Replay the window into the reference GroupOp, which carries on from the
@@ -396,7 +401,7 @@ class CompiledAggregate(Operator):
                 if isinstance(acc, Sum) and acc.n == 0 and kind not in ("I", "C"):
                     acc.total = Fraction(0)
         pending: dict[tuple, Row | None] = {}
-        for key, state in self._dirty.items():
+        for key, state in self._dirty:
             old = state[1]
             if key not in reference._groups:
                 reference._groups[key] = reference._new_state()  # emptied: flush retracts it
@@ -481,18 +486,25 @@ def compiled_form(value: Any, kind: Any) -> int:
 
 
 def group_state_source(initial: str, added: str) -> list[str]:
-    """Source lines that find (or create with ``[0, None{initial}]``) the state ``st`` of
-    group ``key``, note it in ``dirty`` (key -> state; its last output ``st[1]`` changes
-    only in flush, so flush still reads the output of the last instant there), and add
-    ``added`` rows to its count: the start of every generated ``apply``. One hash of the
-    key per dict operation, and as few operations as can be: the key is hashed anew each
-    time (tuples do not keep their hash)."""
+    """Source lines that find (or create with ``[0, None, 1{initial}]``) the state ``st``
+    of group ``key``, note it in ``dirty`` (see :func:`_touch_source`; its last output
+    ``st[1]`` changes only in flush, so flush still reads the output of the last instant
+    there), and add ``added`` rows to its count: the start of every generated ``apply``.
+    One hash of the key: tuples do not keep their hash, so every dict operation on a key
+    hashes it anew."""
     return ["st = groups.get(key)",
             "if st is None:",
-            f"    st = groups[key] = dirty[key] = [0, None{initial}]",
-            "else:",
-            "    dirty.setdefault(key, st)",
+            f"    st = groups[key] = [0, None, 1{initial}]",
+            "    dirty.append((key, st))",
+            *_touch_source("elif"),
             f"st[0] += {added}"]
+
+
+def _touch_source(keyword: str = "if") -> list[str]:
+    """Source noting that group ``key`` (state ``st``) changed in this instant: a flag in
+    its state and, the first time, an entry in the ``dirty`` list — no hash of the key
+    (a ``dirty`` dict would hash it on every change)."""
+    return [f"{keyword} not st[{_DIRTY}]:", f"    st[{_DIRTY}] = 1", "    dirty.append((key, st))"]
 
 
 def flush_source(results: list[str]) -> list[str]:
@@ -503,7 +515,8 @@ def flush_source(results: list[str]) -> list[str]:
     ``append``: compiled, ``out`` is known to be a list and the call a C function; an
     instant that touched no group builds nothing.)"""
     return ["", "def flush():", "    if not dirty:", "        return", "    out = []",
-            "    for key, st in dirty.items():",
+            "    for key, st in dirty:",
+            f"        st[{_DIRTY}] = 0",
             "        old = st[1]",
             "        if st[0] == 0 and not implicit:",
             "            new = None",

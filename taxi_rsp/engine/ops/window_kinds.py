@@ -60,10 +60,8 @@ class RangeWindow(WindowKind):
         self.range_ms = range_ms
         self.name = name
 
-    def insert(self, scan: WindowScan, time: int, rows: Rows) -> None:
-        if any(rows):
-            scan._entries.append((time + self.range_ms, rows))
-        scan._emit_all([rows], 1)
+    # no ``insert`` method: an arrival is the closure of ``bind``, which every scan of this
+    # kind gets when it is built (one definition of the rule, and no dispatch per event)
 
     def expire(self, scan: WindowScan, until: int) -> None:
         entries = scan._entries
@@ -79,9 +77,10 @@ class RangeWindow(WindowKind):
 
     def bind(self, scan: WindowScan) -> None:
         """The scan's per-event calls as closures over its buffer: no dispatch through the
-        kind; a scan with one output (the common case) emits its rows without building a
-        tuple of per-output lists; an arrival for twins (``insert`` above, inlined) emits
-        each twin's rows in turn; an expiry goes to the method above."""
+        kind. An arrival adds one entry when any output has rows (twins share this buffer:
+        the entry holds each one's rows) and emits each output's rows in turn; a scan with
+        one output (the common case) does so without a tuple of per-output lists. An expiry
+        goes to the method above."""
         entries, outputs, range_ms = scan._entries, scan._outputs, self.range_ms
         expire_entries = self.expire
 
