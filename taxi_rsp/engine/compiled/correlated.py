@@ -175,7 +175,8 @@ class CompiledCorrelated(Operator):
                     self._hand_over(out)
                     to_reference(deltas[n:])
                     return
-                rows = left.get(key)
+                # typed (a dict or None): its methods are C calls, not attribute look-ups
+                rows = cython.declare(dict, left.get(key))
                 # an arrival hashes its row once: it offers a fresh state, which the dict
                 # keeps only for a new row (rows stay in arrival order: the order of output)
                 state = fresh = None
@@ -192,7 +193,7 @@ class CompiledCorrelated(Operator):
                     if mult < 0:
                         raise ValueError(f"retraction of an unknown left row {row!r}")
                     matches = 0
-                    candidates = right.get(key)
+                    candidates = cython.declare(dict, right.get(key))
                     if candidates:
                         if holds is None:
                             matches = sum(candidates.values())
@@ -257,7 +258,7 @@ class CompiledCorrelated(Operator):
                     self._hand_over(out)
                     to_reference(deltas[n:])
                     return
-                rows = left.get(key)
+                rows = cython.declare(dict, left.get(key))  # typed: see push_left
                 if rows:
                     for lrow, state in rows.items():
                         if holds is None or holds(lrow, row):
@@ -275,7 +276,7 @@ class CompiledCorrelated(Operator):
                             elif after == 0:
                                 out.append((lrow, -sign * state[0]))
                     holds = self._holds
-                held = right.get(key)
+                held = cython.declare(dict, right.get(key))
                 if held is None:
                     if mult < 0:
                         raise ValueError(f"retraction of a row that is not held: {row!r}")

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import cython
+
 from taxi_rsp.engine.generated import define, swap
 from taxi_rsp.lang.ast import TriplePattern, Var
 from taxi_rsp.rdf.dictionary import Dictionary
@@ -25,15 +27,19 @@ TripleIndex = dict  # predicate id -> list of (subject id, object id); key None 
 _UNSET = object()
 
 
+@cython.cclass
 class EventView:
     """One graph event as the windows see it: its triple index is built on first use,
-    once for all windows; a :class:`StarGraph` event is matched without one."""
+    once for all windows; a :class:`StarGraph` event is matched without one. One is made
+    per event: compiled, an extension type (cheaper to build, see
+    :class:`~taxi_rsp.engine.report.Trigger`)."""
 
-    __slots__ = ("event", "_index")
+    event = cython.declare(object, visibility="readonly")
+    _index = cython.declare(object)  # TripleIndex | None
 
     def __init__(self, event: GraphEvent) -> None:
         self.event = event
-        self._index: TripleIndex | None = None
+        self._index = None
 
     @property
     def index(self) -> TripleIndex:

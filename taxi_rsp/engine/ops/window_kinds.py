@@ -82,7 +82,8 @@ class RangeWindow(WindowKind):
         one output (the common case) does so without a tuple of per-output lists. An expiry
         goes to the method above."""
         entries, outputs, range_ms = scan._entries, scan._outputs, self.range_ms
-        expire_entries = self.expire
+        expire_entries, add_entry = self.expire, entries.append
+        sinks = scan._sinks  # the consumers (the list is extended, never replaced)
 
         def insert(time: int, view: EventView) -> None:
             if len(outputs) != 1:  # twins share this buffer: an entry holds each one's rows
@@ -97,9 +98,11 @@ class RangeWindow(WindowKind):
             leaf = scan._leaf  # set by WindowScan.share() after this binding
             rows = leaf.run(view) if leaf is not None else scan._rows(view)
             if rows:
-                entries.append((time + range_ms, (rows,)))
+                add_entry((time + range_ms, (rows,)))
                 scan.held += len(rows)
-                scan.emit([(row, 1) for row in rows])
+                deltas = [(row, 1) for row in rows]
+                for sink in sinks:  # Operator.emit, without its call and look-ups
+                    sink(deltas)
 
         def expire(until: int) -> None:
             if entries and entries[0][0] <= until:
