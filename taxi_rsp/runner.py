@@ -91,7 +91,8 @@ def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) ->
             events = watch.events()
             if config.live is not None:
                 events = config.live.observe(events, feeder.stats)
-            session.run(events, lambda event: tick(feeder.stats.lines_read))
+            # without a progress line nothing runs per event here (a call per line adds up)
+            session.run(events, None if tick is None else lambda event: tick(feeder.stats.lines_read))
         exec_seconds = time.perf_counter() - started
         # CPU seconds of the same span: on a shared machine they, unlike exec_seconds, do not stretch.
         cpu_seconds = time.process_time() - cpu_started
@@ -243,9 +244,10 @@ class _progress:
         self.path = path
         self._bar = None
 
-    def __enter__(self) -> Callable[[int], None]:
+    def __enter__(self) -> Callable[[int], None] | None:
+        """The per-event ``tick(lines read)``, or None when no progress line is shown."""
         if not self.enabled:
-            return lambda lines: None
+            return None
         from rich.progress import (
             BarColumn,
             Progress,
