@@ -21,8 +21,9 @@ class Trigger:
     """What caused an evaluation: an arriving event, or the expiry instant ``time``.
     One is made per evaluation instant: compiled, an extension type, built by its C
     slots (a Python class, even with slots and a compiled ``__init__``, is called
-    through ``type.__call__`` and a look-up of ``__init__``: ≈ 870 instructions, 7 % of
-    Q1's per-event work with :class:`~taxi_rsp.engine.ops.match.EventView`).
+    through ``type.__call__`` and a look-up of ``__init__``: ≈ 870 instructions, as much
+    as the rest of a cheap query's per-event work; likewise
+    :class:`~taxi_rsp.engine.ops.match.EventView`).
 
     >>> Trigger(5), Trigger(5).is_expiry, Trigger(5) == Trigger(5, None)
     (Trigger(time=5, event=None), True, True)
