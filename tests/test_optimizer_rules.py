@@ -58,15 +58,6 @@ FIXTURES = [
          Filter (?c > 1)
            {Q_SCAN}
      """),
-    ("project_correlated_right",
-     f"SELECT ?x WHERE {{ {S} {{ ?x <http://p> ?a }} FILTER NOT EXISTS {{ {S} {{ ?y <http://q> ?x ; <http://r> ?c ; <http://s> ?d }} FILTER(?c > ?a) }} }}",
-     f"""
-     Project ?x
-       AntiJoin on (?c > ?a)
-         {P_SCAN}
-         Project ?x ?c
-           Scan <http://s> [RANGE 60000ms] {{?y <http://q> ?x . ?y <http://r> ?c . ?y <http://s> ?d}}
-     """),
 ]
 
 # Near misses: the rule must return the plan unchanged.
@@ -81,12 +72,6 @@ UNCHANGED = [
      f"SELECT ?x WHERE {{ {{ {S} {{ ?x <http://p> ?a }} }} {{ {S} {{ ?x <http://q> ?c }} }} FILTER(?c > ?a) }}"),
     # every conjunct reads the left side
     ("push_condition_into_right",
-     f"SELECT ?x WHERE {{ {S} {{ ?x <http://p> ?a }} FILTER NOT EXISTS {{ {S} {{ ?x <http://q> ?c }} FILTER(?c > ?a) }} }}"),
-    # OPTIONAL: the right side's values reach the output
-    ("project_correlated_right",
-     f"SELECT ?x ?d WHERE {{ {S} {{ ?x <http://p> ?a }} OPTIONAL {{ {S} {{ ?x <http://q> ?c ; <http://r> ?d }} }} }}"),
-    # every variable of the right side is shared or read by the condition
-    ("project_correlated_right",
      f"SELECT ?x WHERE {{ {S} {{ ?x <http://p> ?a }} FILTER NOT EXISTS {{ {S} {{ ?x <http://q> ?c }} FILTER(?c > ?a) }} }}"),
     # the filter reads a variable of the right side only
     ("push_filter_below_correlated",

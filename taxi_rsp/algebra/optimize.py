@@ -82,31 +82,6 @@ def push_condition_into_right(node: P.PlanNode) -> P.PlanNode:
     return replace(node, right=P.Filter(node.right, conjunction(local)), condition=conjunction(rest))
 
 
-def project_correlated_right(node: P.PlanNode) -> P.PlanNode:
-    """AntiJoin/SemiJoin(L, R, c) -> same(L, Project(R, V), c), V the variables of R that
-    L also has (the shared ones: compatibility and MINUS's shared domain unchanged) or
-    that ``c`` reads.
-
-    These operators output L's rows only: of a right row they use its shared values
-    and the values the condition reads, and count it. A projected row counts the
-    same (multiplicities are kept), so results, and their order, are unchanged, while
-    the right rows held for the window (and hashed per change) are narrower: Q2's NOT
-    EXISTS side keeps ?taxi and ?seq2 of its eleven variables. Not under OPTIONAL,
-    whose right values reach the output.
-    """
-    if not isinstance(node, (P.AntiJoin, P.SemiJoin)):
-        return node
-    read = set() if node.condition is None else expr_vars(node.condition)
-    if read is None:
-        return node  # the condition holds EXISTS: what it reads is not known here
-    keep = set(node.left.variables) | read
-    right = node.right.variables
-    kept = tuple(v for v in right if v in keep)
-    if len(kept) == len(right):
-        return node
-    return replace(node, right=P.Project(node.right, kept))
-
-
 def _certain(node: P.PlanNode) -> bool:
     """True when every variable of ``node`` is always bound (no OPTIONAL/UNION below)."""
     if isinstance(node, (P.LeftJoin, P.Union)):
@@ -122,7 +97,6 @@ RULES: tuple[Rule, ...] = (
     push_filter_below_extend,
     push_filter_into_join_side,
     push_condition_into_right,
-    project_correlated_right,  # last: after the condition's local conjuncts moved right
 )
 
 

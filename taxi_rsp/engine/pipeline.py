@@ -20,7 +20,6 @@ from typing import Any
 
 from taxi_rsp.algebra import plan as P
 from taxi_rsp.engine.codegen import compile_chunk
-from taxi_rsp.engine.compiled.rows import tuple_getter
 from taxi_rsp.engine.generated import swap
 from taxi_rsp.engine.ops.match import BGPMatcher, EventView
 from taxi_rsp.engine.ops.stateless import Step
@@ -94,8 +93,6 @@ class PipelineNode:
 
     def _compile(self, sample: tuple) -> Step:
         descriptions = [s.description for s in self.steps]
-        if (positions := _projection(self.steps)) is not None:
-            return tuple_getter(positions)  # built in C: no generated function to call
         return compile_chunk(self.dictionary, self.steps[0].schema_in, descriptions, self._generic, sample,
                              install=lambda old, new: swap(self, "_chunk", old, new))
 
@@ -174,19 +171,6 @@ class PipelineRegistry:
         node._bind()  # its new parent and steps (and no rows remembered)
         upper.children.append(node)
         return upper
-
-
-def _projection(steps: list[StepSpec]) -> list[int] | None:
-    """The input positions a chain of Project steps keeps, or None when a step is
-    something else or keeps a variable its input lacks (it would be unbound)."""
-    positions: list[int] | None = None
-    for spec in steps:
-        step = spec.description
-        if not isinstance(step, P.Project) or any(v not in spec.schema_in for v in step.vars):
-            return None
-        chosen = [spec.schema_in.index(v) for v in step.vars]
-        positions = chosen if positions is None else [positions[i] for i in chosen]
-    return positions
 
 
 def _common_prefix(a: tuple, b: list) -> int:
