@@ -95,7 +95,7 @@ class CompiledJoin(Operator):
                     return
                 # a group's change arrives as (old row, -1), (new row, +1) under one key, and
                 # the other side does not change during this push: look it up once per run
-                if not looked or key != last_key:  # (no comparison with a non-tuple first)
+                if not looked or not _same_key(key, last_key):  # (no comparison with a non-tuple first)
                     last_key, last_matches, looked = key, other.get(key), True
                 matches = last_matches
                 if matches is not None:
@@ -158,6 +158,19 @@ class CompiledJoin(Operator):
                     index.add(key, row, mult)
             side.clear()
         self._handed_over.append(True)
+
+
+@cython.cfunc
+def _same_key(a: tuple, b: tuple) -> cython.bint:
+    """``a == b`` for two keys of one length; parts that are the same objects (a group's
+    old and new rows share their key's ids) are equal without a rich comparison, which
+    is what the tuple comparison would conclude for them too (it tests identity first)."""
+    n = cython.declare(cython.Py_ssize_t, len(a))
+    i = cython.declare(cython.Py_ssize_t)
+    for i in range(n):
+        if a[i] is not b[i]:
+            return a == b
+    return True
 
 
 def _counted(held: Row | dict[Row, int]) -> list[tuple[Row, int]]:

@@ -343,12 +343,12 @@ class CompiledTopK(Operator):
                         fresh[0] = key
                         # a key reaches the reported prefix iff it sorts at or before its
                         # last key (one comparison; equal to bisect_left(ordered, key) < wanted)
-                        if not changed and (wanted is None or len(ordered) < wanted or key <= ordered[wanted - 1]):
+                        if not changed and (wanted is None or len(ordered) < wanted or _key_le(key, ordered[wanted - 1])):
                             changed = True
                         if rest_count[0]:
                             if not ordered:
                                 self._refill()
-                            if key > ordered[-1]:  # after the whole head: it waits in the rest
+                            if _key_gt(key, ordered[-1]):  # after the whole head: it waits in the rest
                                 fresh[2] = True
                                 rest_count[0] += 1
                                 continue
@@ -358,7 +358,7 @@ class CompiledTopK(Operator):
                             rest_count[0] += 1
                         continue
                 key = found[0]
-                if not changed and (wanted is None or len(ordered) < wanted or key <= ordered[wanted - 1]):
+                if not changed and (wanted is None or len(ordered) < wanted or _key_le(key, ordered[wanted - 1])):
                     changed = True
                 count = found[1] = found[1] + mult
                 if count <= 0:
@@ -450,6 +450,38 @@ class CompiledTopK(Operator):
 
 
 _MEMO_LIMIT = 1 << 16
+
+
+# Sort keys are compared per change (is it in the reported prefix? after the head?). A
+# tuple comparison first looks for the first unequal parts with rich comparisons; when
+# the first parts are floats (a ratio's correctly rounded value) that differ, which is
+# nearly always, their C values decide at once. Anything else: the tuple comparison.
+@cython.cfunc
+def _key_le(a: tuple, b: tuple) -> cython.bint:
+    """``a <= b`` for two sort keys."""
+    x, y = a[0], b[0]
+    if type(x) is float and type(y) is float:
+        fx = cython.declare(cython.double, x)
+        fy = cython.declare(cython.double, y)
+        if fx < fy:
+            return True
+        if fx > fy:
+            return False
+    return a <= b
+
+
+@cython.cfunc
+def _key_gt(a: tuple, b: tuple) -> cython.bint:
+    """``a > b`` for two sort keys."""
+    x, y = a[0], b[0]
+    if type(x) is float and type(y) is float:
+        fx = cython.declare(cython.double, x)
+        fy = cython.declare(cython.double, y)
+        if fx > fy:
+            return True
+        if fx < fy:
+            return False
+    return a > b
 
 
 def _memoised(compute: Callable[[Any, Any], tuple], memo: dict) -> Callable[[Any, Any], tuple]:
