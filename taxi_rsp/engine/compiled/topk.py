@@ -454,8 +454,9 @@ _MEMO_LIMIT = 1 << 16
 
 # Sort keys are compared per change (is it in the reported prefix? after the head?). A
 # tuple comparison first looks for the first unequal parts with rich comparisons; when
-# the first parts are floats (a ratio's correctly rounded value) that differ, which is
-# nearly always, their C values decide at once. Anything else: the tuple comparison.
+# the first parts are floats (a ratio's correctly rounded value) or ints (a count) that
+# differ, they decide at once: floats as C doubles, ints with one comparison. Anything
+# else (equal first parts, other types): the tuple comparison, so the order is unchanged.
 @cython.cfunc
 def _key_le(a: tuple, b: tuple) -> cython.bint:
     """``a <= b`` for two sort keys."""
@@ -467,6 +468,8 @@ def _key_le(a: tuple, b: tuple) -> cython.bint:
             return True
         if fx > fy:
             return False
+    elif type(x) is int and type(y) is int and x != y:
+        return x < y
     return a <= b
 
 
@@ -481,6 +484,8 @@ def _key_gt(a: tuple, b: tuple) -> cython.bint:
             return True
         if fx < fy:
             return False
+    elif type(x) is int and type(y) is int and x != y:
+        return x > y
     return a > b
 
 
