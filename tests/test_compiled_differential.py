@@ -205,6 +205,20 @@ def test_a_value_of_another_type_hands_over_to_the_reference_without_changing_re
     assert [tuple(t.lexical for t in row) for row in compiled[1][2]] == [("a", "3", "2.75")]
 
 
+def test_a_top_k_that_handed_over_reports_every_later_change() -> None:
+    """The compiled top-k's change flag mirrors the reference's once it answers: every
+    change after the hand-over (a string among the numbers) is reported, none twice."""
+    text = PREFIX + f"SELECT ?k ?v WHERE {{ STREAM <{EX}stream> [RANGE 3m] {{ ?e ex:k ?k ; ex:v ?v }} }} " \
+                    "ORDER BY DESC(?v) ?k LIMIT 2"
+    events = [(0, "a", 3, None), (0.5, "b", 5, None), (0.5, "c", "text", None), (0.5, "d", 1, None),
+              (0.5, "e", 9, None), (0.5, "f", 2, None), (2, "g", 4, None), (2, "h", 0, None)]
+    explain: list[str] = []
+    compiled = _outputs(text, events, compiled=True, explain=explain)
+    assert "CompiledTopK" in explain[0] and "(reference)" in explain[0]
+    assert compiled == _outputs(text, events, compiled=False)
+    assert len(compiled) >= 5  # changes before, at and after the hand-over, and by expiry
+
+
 def test_ratio_keys_are_reduced_with_a_positive_denominator() -> None:
     from taxi_rsp.engine.compiled.topk import CompiledTopK, _Rational
     from taxi_rsp.engine.ops.topk import TopKOp

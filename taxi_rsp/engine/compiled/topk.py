@@ -92,7 +92,10 @@ class CompiledTopK(Operator):
         self._capacity = None if self._wanted is None else max(HEAD_MIN, HEAD_SLACK * self._wanted)
         self._last: list[Row] = []
         self._key = None
-        self._changed = True
+        # whether the reported prefix may differ from the last snapshot: a plain attribute
+        # (the report policy reads it every instant; a property call costs ~5x a read),
+        # mirroring the reference's flag once it answers
+        self.changed = True
         self._handed_over: list[bool] = []  # non-empty once the reference answers
         self.push = self._pusher()  # push(deltas): a closure, see _pusher
         self.flush = self._flusher()
@@ -107,10 +110,6 @@ class CompiledTopK(Operator):
         return "compiled" if self._key is not None else "specialised on the first row"
 
     # -- the R2S interface (changed / snapshot) -----------------------------------------
-    @property
-    def changed(self) -> bool:
-        return self._reference.changed if self._handed_over else self._changed
-
     def describe(self) -> str:
         return f"CompiledTopK offset {self.offset} limit {self.limit} ({self.mode})"
 
@@ -311,6 +310,7 @@ class CompiledTopK(Operator):
                 if self._extend_row is not None:
                     deltas = [(self._extended(row), mult) for row, mult in deltas]
                 self._reference.push(deltas)
+                self.changed = self._reference.changed
                 return
             key_of = self._key
             if key_of is None:
@@ -320,7 +320,7 @@ class CompiledTopK(Operator):
                     self._hand_over(deltas)
                     return
                 key_of = self._key
-            changed = self._changed
+            changed = self.changed
             n = cython.declare(cython.Py_ssize_t)  # compiled: a C counter, not an int object per delta
             for n, (row, mult) in enumerate(deltas):
                 # one hash of the row per change: a retraction takes its entry out at once
@@ -337,7 +337,7 @@ class CompiledTopK(Operator):
                         key = key_of(row)
                         if key is None:
                             del held[row]
-                            self._changed = changed
+                            self.changed = changed
                             self._hand_over(deltas[n:])
                             return
                         fresh[0] = key
@@ -370,7 +370,7 @@ class CompiledTopK(Operator):
                         del ordered[bisect_left(ordered, key)]
                 elif mult < 0:
                     held[row] = found  # still held (a multiplicity above one)
-            self._changed = changed
+            self.changed = changed
 
         return push
 
@@ -392,7 +392,7 @@ class CompiledTopK(Operator):
         reference.push([(extended(row), found[1]) for row, found in self._held.items()])
         reference.push([(extended(row), mult) for row, mult in remaining])
         reference._last = self._last
-        reference.changed = True
+        reference.changed = self.changed = True
         self._held.clear()
         self._sorted.clear()
         self._rest_count[0] = 0
@@ -401,8 +401,10 @@ class CompiledTopK(Operator):
     def snapshot(self) -> list[Row]:
         """The current ordered result rows (OFFSET/LIMIT applied, duplicates kept)."""
         if self._handed_over:
-            return self._reference.snapshot()
-        self._changed = False
+            rows = self._reference.snapshot()
+            self.changed = self._reference.changed
+            return rows
+        self.changed = False
         wanted = self._wanted
         if wanted is not None and len(self._sorted) < wanted and self._rest_count[0]:
             self._refill()
@@ -441,6 +443,7 @@ class CompiledTopK(Operator):
         def flush() -> None:
             if handed_over:
                 reference.flush()
+                self.changed = reference.changed
                 return
             if emits_deltas:
                 emit_snapshot_change(self)
