@@ -161,12 +161,13 @@ class CompiledJoin(Operator):
 
 
 @cython.cfunc
-def _same_key(a: tuple, b: tuple) -> cython.bint:
+@cython.locals(a=tuple, b=tuple, n=cython.Py_ssize_t, i=cython.Py_ssize_t)
+@cython.returns(cython.bint)
+def _same_key(a: tuple, b: tuple) -> bool:
     """``a == b`` for two keys of one length; parts that are the same objects (a group's
     old and new rows share their key's ids) are equal without a rich comparison, which
     is what the tuple comparison would conclude for them too (it tests identity first)."""
-    n = cython.declare(cython.Py_ssize_t, len(a))
-    i = cython.declare(cython.Py_ssize_t)
+    n = len(a)
     for i in range(n):
         if a[i] is not b[i]:
             return a == b

@@ -461,35 +461,40 @@ _MEMO_LIMIT = 1 << 16
 # differ, they decide at once: floats as C doubles, ints with one comparison. Anything
 # else (equal first parts, other types): the tuple comparison, so the order is unchanged.
 @cython.cfunc
-def _key_le(a: tuple, b: tuple) -> cython.bint:
-    """``a <= b`` for two sort keys."""
+@cython.locals(a=tuple, b=tuple, fx=cython.double, fy=cython.double)
+@cython.returns(cython.int)
+def _first_parts_order(a: tuple, b: tuple) -> int:
+    """1 when ``a`` sorts first, 2 when ``b`` does, decided by first parts that are floats,
+    or ints, and differ; 0 when the tuple comparison has to decide. (Not -1: a C int
+    result of -1 makes the caller ask whether an exception was raised.)"""
     x, y = a[0], b[0]
     if type(x) is float and type(y) is float:
-        fx = cython.declare(cython.double, x)
-        fy = cython.declare(cython.double, y)
+        fx, fy = x, y
         if fx < fy:
-            return True
+            return 1
         if fx > fy:
-            return False
+            return 2
     elif type(x) is int and type(y) is int and x != y:
-        return x < y
-    return a <= b
+        return 1 if x < y else 2
+    return 0
 
 
 @cython.cfunc
-def _key_gt(a: tuple, b: tuple) -> cython.bint:
+@cython.locals(a=tuple, b=tuple, order=cython.int)
+@cython.returns(cython.bint)
+def _key_le(a: tuple, b: tuple) -> bool:
+    """``a <= b`` for two sort keys."""
+    order = _first_parts_order(a, b)
+    return order == 1 if order else a <= b
+
+
+@cython.cfunc
+@cython.locals(a=tuple, b=tuple, order=cython.int)
+@cython.returns(cython.bint)
+def _key_gt(a: tuple, b: tuple) -> bool:
     """``a > b`` for two sort keys."""
-    x, y = a[0], b[0]
-    if type(x) is float and type(y) is float:
-        fx = cython.declare(cython.double, x)
-        fy = cython.declare(cython.double, y)
-        if fx > fy:
-            return True
-        if fx < fy:
-            return False
-    elif type(x) is int and type(y) is int and x != y:
-        return x > y
-    return a > b
+    order = _first_parts_order(a, b)
+    return order == 2 if order else a > b
 
 
 def _memoised(compute: Callable[[Any, Any], tuple], memo: dict) -> Callable[[Any, Any], tuple]:
