@@ -35,17 +35,25 @@ class EventView:
     :class:`~taxi_rsp.engine.report.Trigger`)."""
 
     event = cython.declare(object, visibility="readonly")
+    # the event's graph, and its star layout (None: not a star graph), read from the event
+    # once here rather than by each window's matcher (compiled, these are struct fields:
+    # a matcher typed with EventView reads them without an attribute look-up)
+    triples = cython.declare(object, visibility="readonly")
+    layout = cython.declare(object, visibility="readonly")
     _index = cython.declare(object)  # TripleIndex | None
 
     def __init__(self, event: GraphEvent) -> None:
         self.event = event
+        triples = event.triples
+        self.triples = triples
+        self.layout = triples.layout if type(triples) is StarGraph else None
         self._index = None
 
     @property
     def index(self) -> TripleIndex:
         index = self._index
         if index is None:
-            index = self._index = index_triples(self.event.triples)
+            index = self._index = index_triples(self.triples)
         return index
 
 
@@ -95,15 +103,16 @@ class BGPMatcher:
         self.match = self._compile()
         self._star: dict[StarLayout, object] = {}  # layout -> compiled star matcher or None
 
+    @cython.locals(view=EventView)
     def match_view(self, view: EventView) -> list[tuple]:
         """Rows of the event of ``view`` (the same rows, in the same order, as ``match``)."""
-        graph = view.event.triples
-        if type(graph) is StarGraph:
-            star = self._star.get(graph.layout, _UNSET)
+        layout = view.layout
+        if layout is not None:
+            star = self._star.get(layout, _UNSET)
             if star is _UNSET:
-                star = self._star[graph.layout] = self._compile_star(graph.layout)
+                star = self._star[layout] = self._compile_star(layout)
             if star is not None:
-                return star(graph)  # type: ignore[operator]
+                return star(view.triples)  # type: ignore[operator]
         return self.match(view.index)
 
     def _compile_star(self, layout: StarLayout):
