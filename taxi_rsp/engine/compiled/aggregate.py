@@ -220,6 +220,10 @@ class CompiledAggregate(Operator):
         namespace.update(
             _Miss=_Miss, _slow=self._slow_insert, entries=self._entries, groups=self._groups,
             dirty=self._dirty, implicit=self._implicit, emit=self.emit, deque=deque,
+            # deque methods taken once: a deque has no C type to declare, so q.append(v)
+            # in the compiled code looks the method up on every call
+            _add_entry=self._entries.append, _deque_append=deque.append, _deque_pop=deque.pop,
+            _deque_popleft=deque.popleft,
             insort=insort, bisect_left=bisect_left, _int_id=self._int_id, _dec_id=self._dec_id,
             _median_id=self._median_id, _avg_id=self._avg_id,
         )
@@ -264,7 +268,7 @@ class CompiledAggregate(Operator):
         # the entry holds its group's state: a group is dropped (by flush) only once its
         # count is 0, i.e. when no entry refers to it any more
         lines = [*group_state_source(''.join(', ' + self._init(j) for j in range(len(args))), "1"),
-                 f"entries.append((expiry, row, key, st{''.join(', ' + a for a in args)}))"]
+                 f"_add_entry((expiry, row, key, st{''.join(', ' + a for a in args)}))"]
         if self._implicit:
             lines.append("st[-1] = 1  # the one group has seen a row (see _result, SUM)")
         for j, a in enumerate(args):
@@ -281,7 +285,7 @@ class CompiledAggregate(Operator):
             return [f"{slot} += {a}"]
         if name in ("MIN", "MAX"):
             beaten = "<" if name == "MAX" else ">"
-            return [f"q = {slot}", f"while q and q[-1] {beaten} {a}:", "    q.pop()", f"q.append({a})"]
+            return [f"q = {slot}", f"while q and q[-1] {beaten} {a}:", "    _deque_pop(q)", f"_deque_append(q, {a})"]
         return [f"insort({slot}, {a})"]
 
     def _revert(self, j: int, a: str) -> list[str]:
@@ -291,7 +295,7 @@ class CompiledAggregate(Operator):
         if name in ("MIN", "MAX"):
             # FIFO retraction: the oldest value leaves; it heads the deque iff no later
             # value beat it (equal values are all kept, so duplicates pair up in order).
-            return [f"q = {slot}", f"if q[0] == {a}:", "    q.popleft()"]
+            return [f"q = {slot}", f"if q[0] == {a}:", "    _deque_popleft(q)"]
         return [f"q = {slot}", f"del q[bisect_left(q, {a})]"]
 
     def _result(self, j: int) -> str:
