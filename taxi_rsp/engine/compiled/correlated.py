@@ -11,6 +11,12 @@ just the ids it reads (:class:`~taxi_rsp.engine.codegen.ChunkCompiler`; a pair i
 decide goes to the generic closure). Rows are visited in the reference's order, so
 results come out in the same order. The first key with an unbound part hands both
 sides to the reference operator.
+
+The rows under one key are few (a taxi's trips in a window), so each key keeps them in a
+list of entries, found by identity first (a window retracts the very row object it
+inserted) and by equality otherwise, instead of a dict that hashes every (wide) row on
+each arrival, expiry and match; a key that gathers more than ``_LIST_LIMIT`` rows turns
+its list into a dict of the same entries (in the same order) so no key scans long lists.
 """
 
 from __future__ import annotations
@@ -56,8 +62,10 @@ class CompiledCorrelated(Operator):
         self._dictionary = dictionary
         self._generic_holds = reference._condition  # merged row -> bool (errors are False)
         self._merge = reference._merge
-        self._left: dict[tuple, dict[Row, list[int]]] = {}  # row -> [multiplicity, matches]
-        self._right: dict[tuple, dict[Row, int]] = {}
+        # key -> the rows under it as entries (see _find): [row, multiplicity, matches] on
+        # the left, [row, multiplicity] on the right, in arrival order
+        self._left: dict[tuple, list | dict] = {}
+        self._right: dict[tuple, list | dict] = {}
         self._holds: Callable[[Row, Row], bool] | None = None if condition is None else self._first_pair
         self.source = ""
         self._left_key = tuple_getter([left.index(v) for v in self.shared])
@@ -175,49 +183,38 @@ class CompiledCorrelated(Operator):
                     self._hand_over(out)
                     to_reference(deltas[n:])
                     return
-                # typed (a dict or None): its methods are C calls, not attribute look-ups
-                rows = cython.declare(dict, left.get(key))
-                # an arrival hashes its row once: it offers a fresh state, which the dict
-                # keeps only for a new row (rows stay in arrival order: the order of output)
-                state = fresh = None
-                if rows is not None:
-                    if mult > 0:
-                        fresh = [mult, 0]
-                        state = rows.setdefault(row, fresh)
-                        if state is fresh:
-                            state = None
-                    else:
-                        state = rows.get(row)
+                rows = left.get(key)
+                state = _find(rows, row) if rows is not None else None
                 matched = None  # a new OPTIONAL row's matches, found once for count and output
                 if state is None:
                     if mult < 0:
                         raise ValueError(f"retraction of an unknown left row {row!r}")
                     matches = 0
-                    candidates = cython.declare(dict, right.get(key))
-                    if candidates:
+                    candidates = right.get(key)
+                    if candidates is not None:
                         if holds is None:
-                            matches = sum(candidates.values())
+                            for entry in _in_order(candidates):
+                                matches += entry[1]
                         elif optional:
-                            matched = [(rrow, count) for rrow, count in candidates.items() if holds(row, rrow)]
+                            matched = [(entry[0], entry[1]) for entry in _in_order(candidates)
+                                       if holds(row, entry[0])]
                             matches = sum(count for _, count in matched)
                             holds = self._holds
                         else:
-                            for rrow, count in candidates.items():
-                                if holds(row, rrow):
-                                    matches += count
+                            for entry in _in_order(candidates):
+                                if holds(row, entry[0]):
+                                    matches += entry[1]
                             holds = self._holds
                     if mult:
                         if rows is None:
-                            left[key] = {row: [mult, matches]}
+                            left[key] = [[row, mult, matches]]
                         else:
-                            fresh[1] = matches  # type: ignore[index]
+                            _add(left, key, rows, [row, mult, matches])
                 else:
-                    matches = state[1]
-                    count = state[0] = state[0] + mult
+                    matches = state[2]
+                    count = state[1] = state[1] + mult
                     if count == 0:
-                        del rows[row]  # type: ignore[union-attr]
-                        if not rows:
-                            del left[key]
+                        _remove(left, key, rows, state)
                 if not optional:
                     if (matches == 0) is out_when_unmatched:
                         out.append((row, mult))
@@ -227,9 +224,9 @@ class CompiledCorrelated(Operator):
                     for rrow, count in reversed(matched):  # newest first, like the ring
                         out.append((row + tail(rrow), mult * count))
                 else:
-                    for rrow, count in reversed(right[key].items()):
-                        if holds is None or holds(row, rrow):
-                            out.append((row + tail(rrow), mult * count))
+                    for entry in _newest_first(right[key]):
+                        if holds is None or holds(row, entry[0]):
+                            out.append((row + tail(entry[0]), mult * entry[1]))
                     holds = self._holds
             if out:
                 for sink in sinks:
@@ -258,45 +255,42 @@ class CompiledCorrelated(Operator):
                     self._hand_over(out)
                     to_reference(deltas[n:])
                     return
-                rows = cython.declare(dict, left.get(key))  # typed: see push_left
-                if rows:
-                    for lrow, state in rows.items():
+                rows = left.get(key)
+                if rows is not None:
+                    for state in _in_order(rows):
+                        lrow = state[0]
                         if holds is None or holds(lrow, row):
-                            before = state[1]
-                            after = state[1] = before + mult
+                            before = state[2]
+                            after = state[2] = before + mult
                             if optional:  # the padded row gives way to the merged ones, and back
                                 if before == 0 and after > 0:
-                                    out.append((lrow + padding, -state[0]))
-                                out.append((lrow + tail(row), mult * state[0]))
+                                    out.append((lrow + padding, -state[1]))
+                                out.append((lrow + tail(row), mult * state[1]))
                                 if before > 0 and after == 0:
-                                    out.append((lrow + padding, state[0]))
+                                    out.append((lrow + padding, state[1]))
                             elif before == 0:
                                 if after > 0:
-                                    out.append((lrow, sign * state[0]))
+                                    out.append((lrow, sign * state[1]))
                             elif after == 0:
-                                out.append((lrow, -sign * state[0]))
+                                out.append((lrow, -sign * state[1]))
                     holds = self._holds
-                held = cython.declare(dict, right.get(key))
-                if held is None:
+                held = right.get(key)
+                entry = _find(held, row) if held is not None else None
+                if entry is None:
                     if mult < 0:
                         raise ValueError(f"retraction of a row that is not held: {row!r}")
-                    right[key] = {row: mult}
+                    if held is None:
+                        right[key] = [[row, mult]]
+                    elif mult:
+                        _add(right, key, held, [row, mult])
                     continue
-                if mult > 0:  # one hash of the row when it is new
-                    size = len(held)
-                    count = held.setdefault(row, mult)
-                    if len(held) == size:
-                        held[row] = count + mult
-                    continue
-                count = held.get(row, 0) + mult
+                count = entry[1] + mult
                 if count < 0:
                     raise ValueError(f"retraction below zero for row {row!r}")
                 if count:
-                    held[row] = count
+                    entry[1] = count
                 else:
-                    del held[row]
-                    if not held:
-                        del right[key]
+                    _remove(right, key, held, entry)
             if out:
                 for sink in sinks:
                     sink(out)
@@ -308,10 +302,10 @@ class CompiledCorrelated(Operator):
         self.emit(pending)
         reference = self._reference
         for key, rows in self._left.items():
-            for row, (mult, matches) in rows.items():
+            for row, mult, matches in _in_order(rows):
                 reference.left.put(key, row, Entry(mult, matches))
         for key, held in self._right.items():
-            for row, count in held.items():
+            for row, count in _in_order(held):
                 reference.right.add(key, row, count)
         self._left.clear()
         self._right.clear()
@@ -325,6 +319,62 @@ def compile_correlated(reference: _Correlated, left: tuple[str, ...], right: tup
     if not isinstance(reference, (AntiJoinOp, SemiJoinOp, LeftJoinOp)) or not reference.shared:
         return reference
     return CompiledCorrelated(reference, left, right, condition, dictionary)
+
+
+# The rows under one key: a list of entries (each a list starting with the row) while
+# there are at most _LIST_LIMIT of them, else a dict row -> the same entry.
+_LIST_LIMIT = 8
+
+
+@cython.cfunc
+def _find(held: list | dict, row: Row) -> list | None:
+    """The entry of ``row`` under a key, or None."""
+    if type(held) is list:
+        for entry in cython.cast(list, held):
+            found = entry[0]
+            if found is row or found == row:  # a window retracts the very row it inserted
+                return entry
+        return None
+    return cython.cast(dict, held).get(row)
+
+
+@cython.cfunc
+def _add(side: dict, key: tuple, held: list | dict, entry: list) -> None:
+    """Hold a new ``entry`` under ``key`` (``held``: its entries so far, not empty)."""
+    if type(held) is list:
+        cython.cast(list, held).append(entry)
+        if len(held) > _LIST_LIMIT:
+            side[key] = {kept[0]: kept for kept in held}  # same entries, same order
+    else:
+        cython.cast(dict, held)[entry[0]] = entry
+
+
+@cython.cfunc
+def _remove(side: dict, key: tuple, held: list | dict, entry: list) -> None:
+    """Drop ``entry`` from under ``key``, and the key once nothing is under it."""
+    if type(held) is list:
+        rows = cython.cast(list, held)
+        i = cython.declare(cython.Py_ssize_t)
+        for i in range(len(rows)):
+            if rows[i] is entry:
+                del rows[i]
+                break
+    else:
+        del cython.cast(dict, held)[entry[0]]
+    if not held:
+        del side[key]
+
+
+@cython.cfunc
+def _in_order(held: list | dict) -> Any:
+    """The entries under a key, oldest first."""
+    return held if type(held) is list else held.values()
+
+
+@cython.cfunc
+def _newest_first(held: list | dict) -> Any:
+    """The entries under a key, newest first (the reference's ring order)."""
+    return reversed(held) if type(held) is list else reversed(held.values())
 
 
 @cython.cfunc

@@ -1,0 +1,56 @@
+"""The compiled NOT EXISTS / EXISTS / MINUS / OPTIONAL keep the rows under a key in a
+list while they are few and in a dict beyond ``_LIST_LIMIT``: both forms, the change
+from one to the other, and rows retracted as equal copies rather than the very object
+inserted (a join's output) all give the reference operator's results after every event.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from taxi_rsp.engine.compiled import correlated
+from tests.engine_helpers import EX
+from tests.test_compiled_differential import EVENT, JOIN_QUERIES, PREFIX, _outputs
+
+CORRELATED = [q for q in JOIN_QUERIES if any(word in q for word in ("EXISTS", "MINUS", "OPTIONAL"))] + [
+    # the left rows come from a join: each retraction is a new tuple equal to the one inserted
+    """SELECT ?e ?k ?w WHERE {
+         STREAM <%sstream> [RANGE 2m] { ?e ex:k ?k }
+         STREAM <%sstream> [RANGE 5m] { ?f ex:k ?k ; ex:w ?w }
+         FILTER NOT EXISTS { STREAM <%sstream> [RANGE 1m] { ?g ex:v ?w } }
+       }""",
+    """SELECT ?e ?k ?w ?v WHERE {
+         STREAM <%sstream> [RANGE 2m] { ?e ex:k ?k }
+         STREAM <%sstream> [RANGE 5m] { ?f ex:k ?k ; ex:w ?w }
+         OPTIONAL { STREAM <%sstream> [RANGE 1m] { ?g ex:v ?v ; ex:k ?k } }
+       }""",
+]
+
+
+def _with_limit(limit: int, query: str, events) -> list:
+    saved = correlated._LIST_LIMIT
+    correlated._LIST_LIMIT = limit
+    try:
+        return _outputs(query, events, compiled=True)
+    finally:
+        correlated._LIST_LIMIT = saved
+
+
+@pytest.mark.parametrize("template", CORRELATED)
+@pytest.mark.parametrize("limit", [0, 2, 8])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(events=st.lists(EVENT, min_size=1, max_size=40))
+def test_rows_under_a_key_in_a_list_or_a_dict_give_the_reference_results(limit: int, template: str,
+                                                                          events) -> None:
+    query = PREFIX + template.replace("%s", EX)
+    assert _with_limit(limit, query, events) == _outputs(query, events, compiled=False)
+
+
+@pytest.mark.parametrize("template", CORRELATED[:3])
+def test_many_rows_under_one_key_grow_past_the_list_and_expire(template: str) -> None:
+    """Sixty events of one key (past the default limit), then a gap that expires them all."""
+    events = [(0.1, "a", n % 5, (n * 3) % 7) for n in range(60)] + [(20, "a", 1, 2), (0.5, "b", 2, 1)]
+    query = PREFIX + template.replace("%s", EX)
+    assert _outputs(query, events, compiled=True) == _outputs(query, events, compiled=False)
