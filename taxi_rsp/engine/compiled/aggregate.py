@@ -213,7 +213,7 @@ class CompiledAggregate(Operator):
                 *("        " + line for line in _touch_source()),
                 "        st[0] -= 1"]
         src += [f"        {line}" for j, a in enumerate(args) for line in self._revert(j, a)]
-        src += flush_source([self._result(j) for j in range(len(args))])
+        src += flush_source([self._result(j) for j in range(len(args))], len(self._keys))
         self.source = "\n".join(src)
         namespace = dict(w.consts)
         namespace.update(c.runtime())
@@ -511,9 +511,10 @@ def _touch_source(keyword: str = "if") -> list[str]:
     return [f"{keyword} not st[{_DIRTY}]:", f"    st[{_DIRTY}] = 1", "    dirty.append((key, st))"]
 
 
-def flush_source(results: list[str]) -> list[str]:
+def flush_source(results: list[str], key_width: int) -> list[str]:
     """Source of a generated ``flush()``: for each group touched since the last one, its
-    new row (key + ``results``, the aggregate id expressions over state ``st``) or None
+    new row (the ``key_width`` parts of its key, then ``results``, the aggregate id
+    expressions over state ``st``: one tuple, not key + a tuple of results) or None
     when it lost its last row, and the retraction/insertion pair when the row changed —
     the reference GroupOp's rule, in the same order. (``out.append`` and not a bound
     ``append``: compiled, ``out`` is known to be a list and the call a C function; an
@@ -526,7 +527,7 @@ def flush_source(results: list[str]) -> list[str]:
             "            new = None",
             "            del groups[key]",
             "        else:",
-            f"            new = key + ({''.join(r + ', ' for r in results)})",
+            f"            new = ({''.join(r + ', ' for r in [f'key[{i}]' for i in range(key_width)] + results)})",
             "        st[1] = new",
             "        if old != new:",
             "            if old is not None:",

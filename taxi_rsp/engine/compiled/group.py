@@ -178,7 +178,7 @@ class CompiledGroup(Operator):
         # the update of the group state inline: no call per delta (apply_slow: the slow path)
         src += ["    " + line for line in self._apply_source("apply", args, errors=False)[2:]]
         src += self._apply_source("apply_slow", args, errors=True)
-        src += flush_source([self._result(j) for j in range(len(args))])
+        src += flush_source([self._result(j) for j in range(len(args))], len(self._keys))
         self.source = "\n".join(src)
         namespace = dict(w.consts)
         namespace.update(c.runtime())
