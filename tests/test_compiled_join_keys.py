@@ -6,6 +6,10 @@ order included."""
 
 from __future__ import annotations
 
+import random
+
+import pytest
+
 from taxi_rsp.engine.compiled.join import CompiledJoin
 from taxi_rsp.engine.ops.join import JoinOp
 
@@ -43,4 +47,40 @@ def test_runs_of_one_key_with_equal_or_identical_parts_join_like_the_reference()
     reference, compiled = outputs
     assert compiled == reference
     assert len(reference) > 10  # the batches did join
+    assert joins[1].mode == "compiled"
+
+
+# (left schema, right schema): keys and tails at consecutive positions are sliced, others
+# projected; each pair mixes both on one side or the other
+SCHEMAS = [
+    (("k", "a"), ("k", "b")),                  # key leads both rows, tail after it
+    (("a", "k", "j"), ("j", "b", "k")),        # left key (k, j) consecutive, right's scattered
+    (("j", "a", "k"), ("b", "k", "j", "c")),   # right key consecutive, tail (b, c) not
+    (("a", "k"), ("k",)),                      # nothing to add from the right: an empty tail
+]
+
+
+@pytest.mark.parametrize("left,right", SCHEMAS)
+def test_sliced_and_projected_keys_and_tails_join_like_the_reference(left: tuple[str, ...],
+                                                                      right: tuple[str, ...]) -> None:
+    chooser = random.Random(7)
+    joins: list[JoinOp | CompiledJoin] = [JoinOp(left, right), CompiledJoin(left, right, JoinOp(left, right))]
+    outputs: list[list] = [[], []]
+    for join, out in zip(joins, outputs):
+        join.connect(out.extend)
+    held: dict[str, list[tuple]] = {"left": [], "right": []}
+    for _ in range(300):
+        side = chooser.choice(["left", "right"])
+        schema = left if side == "left" else right
+        rows = held[side]
+        if rows and chooser.random() < 0.4:
+            row, mult = rows.pop(chooser.randrange(len(rows))), -1
+        else:
+            row = tuple(big(chooser.randrange(3)) if v in ("k", "j") else chooser.randrange(100) for v in schema)
+            mult = 1
+            rows.append(row)
+        for join in joins:
+            (join.push_left if side == "left" else join.push_right)([(row, mult)])
+    assert outputs[1] == outputs[0]
+    assert len(outputs[0]) > 100
     assert joins[1].mode == "compiled"

@@ -29,7 +29,7 @@ import cython
 
 from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss, type_codes
 from taxi_rsp.engine.generated import define, swap
-from taxi_rsp.engine.compiled.rows import tuple_getter
+from taxi_rsp.engine.compiled.rows import contiguous, tuple_getter
 from taxi_rsp.engine.index.oneway import Entry
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.minus import AntiJoinOp, LeftJoinOp, SemiJoinOp, _Correlated
@@ -68,8 +68,10 @@ class CompiledCorrelated(Operator):
         self._right: dict[tuple, list | dict] = {}
         self._holds: Callable[[Row, Row], bool] | None = None if condition is None else self._first_pair
         self.source = ""
-        self._left_key = tuple_getter([left.index(v) for v in self.shared])
-        self._right_key = tuple_getter([right.index(v) for v in self.shared])
+        self._left_positions = [left.index(v) for v in self.shared]
+        self._right_positions = [right.index(v) for v in self.shared]
+        self._left_key = tuple_getter(self._left_positions)
+        self._right_key = tuple_getter(self._right_positions)
         self._handed_over: list[bool] = []  # non-empty once the reference answers
         self.push_left = self._left_side()
         self.push_right = self._right_side()
@@ -166,6 +168,10 @@ class CompiledCorrelated(Operator):
         left = cython.declare(dict, self._left)
         right = cython.declare(dict, self._right)
         key_of = self._left_key
+        span = contiguous(self._left_positions)  # a key at consecutive positions is sliced in C
+        key_sliced = cython.declare(cython.bint, span is not None)
+        key_from = cython.declare(cython.Py_ssize_t, span[0] if span else 0)
+        key_to = cython.declare(cython.Py_ssize_t, span[1] if span else 0)
         sinks, handed_over, to_reference = self._sinks, self._handed_over, self._reference.push_left
         optional, tail, padding = self._optional, self._tail, self._padding
         out_when_unmatched = isinstance(self._reference, AntiJoinOp)
@@ -178,7 +184,7 @@ class CompiledCorrelated(Operator):
             holds = self._holds  # replaced once, after the first pair (see _first_pair)
             n = cython.declare(cython.Py_ssize_t)  # compiled: a C counter, not an int object per delta
             for n, (row, mult) in enumerate(deltas):
-                key = key_of(row)
+                key = cython.cast(tuple, row)[key_from:key_to] if key_sliced else key_of(row)
                 if _unbound(key):
                     self._hand_over(out)
                     to_reference(deltas[n:])
@@ -238,6 +244,10 @@ class CompiledCorrelated(Operator):
         left = cython.declare(dict, self._left)
         right = cython.declare(dict, self._right)
         key_of = self._right_key
+        span = contiguous(self._right_positions)  # a key at consecutive positions is sliced in C
+        key_sliced = cython.declare(cython.bint, span is not None)
+        key_from = cython.declare(cython.Py_ssize_t, span[0] if span else 0)
+        key_to = cython.declare(cython.Py_ssize_t, span[1] if span else 0)
         sinks, handed_over, to_reference = self._sinks, self._handed_over, self._reference.push_right
         optional, tail, padding = self._optional, self._tail, self._padding
         sign = -1 if isinstance(self._reference, AntiJoinOp) else 1  # of a left row's change on its first match
@@ -250,7 +260,7 @@ class CompiledCorrelated(Operator):
             holds = self._holds
             n = cython.declare(cython.Py_ssize_t)  # compiled: a C counter, not an int object per delta
             for n, (row, mult) in enumerate(deltas):
-                key = key_of(row)
+                key = cython.cast(tuple, row)[key_from:key_to] if key_sliced else key_of(row)
                 if _unbound(key):
                     self._hand_over(out)
                     to_reference(deltas[n:])

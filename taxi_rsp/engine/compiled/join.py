@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import cython
 
-from taxi_rsp.engine.compiled.rows import tuple_getter
+from taxi_rsp.engine.compiled.rows import contiguous, tuple_getter
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.join import JoinOp
 
@@ -37,9 +37,12 @@ class CompiledJoin(Operator):
         self._left: dict[tuple, Row | dict[Row, int]] = {}
         self._right: dict[tuple, Row | dict[Row, int]] = {}
         self._handed_over: list[bool] = []  # non-empty once the reference answers
-        self._left_key = tuple_getter([left.index(v) for v in self.shared])
-        self._right_key = tuple_getter([right.index(v) for v in self.shared])
-        self._tail = tuple_getter([i for i, v in enumerate(right) if v not in left])  # merged = left + tail(right)
+        self._left_positions = [left.index(v) for v in self.shared]
+        self._right_positions = [right.index(v) for v in self.shared]
+        self._tail_positions = [i for i, v in enumerate(right) if v not in left]  # merged = left + tail(right)
+        self._left_key = tuple_getter(self._left_positions)
+        self._right_key = tuple_getter(self._right_positions)
+        self._tail = tuple_getter(self._tail_positions)
         # push_left / push_right: closures, not methods (see _side)
         self.push_left = self._side(from_left=True)
         self.push_right = self._side(from_left=False)
@@ -66,6 +69,16 @@ class CompiledJoin(Operator):
         own = cython.declare(dict, self._left if from_left else self._right)
         other = cython.declare(dict, self._right if from_left else self._left)
         key_of, tail = (self._left_key if from_left else self._right_key), self._tail
+        # keys and tails at consecutive positions (a group's key leads its rows, its
+        # aggregates follow) are sliced in C: no call per delta
+        key_span = contiguous(self._left_positions if from_left else self._right_positions)
+        tail_span = contiguous(self._tail_positions)
+        key_sliced = cython.declare(cython.bint, key_span is not None)
+        key_from = cython.declare(cython.Py_ssize_t, key_span[0] if key_span else 0)
+        key_to = cython.declare(cython.Py_ssize_t, key_span[1] if key_span else 0)
+        tail_sliced = cython.declare(cython.bint, tail_span is not None)
+        tail_from = cython.declare(cython.Py_ssize_t, tail_span[0] if tail_span else 0)
+        tail_to = cython.declare(cython.Py_ssize_t, tail_span[1] if tail_span else 0)
         reference = self._reference
         to_reference = reference.push_left if from_left else reference.push_right
         sinks = self._sinks  # the consumers connected (now or later) to this operator
@@ -82,7 +95,7 @@ class CompiledJoin(Operator):
             last_key: tuple = ()
             last_matches = None
             for n, (row, mult) in enumerate(deltas):
-                key = key_of(row)
+                key = cython.cast(tuple, row)[key_from:key_to] if key_sliced else key_of(row)
                 unbound = False
                 for part in key:  # `None in key` compares each part with == (slow for ints)
                     if part is None:
@@ -100,7 +113,12 @@ class CompiledJoin(Operator):
                 matches = last_matches
                 if matches is not None:
                     if type(matches) is not dict:  # one row, held once
-                        out.append((row + tail(matches), mult) if from_left else (matches + tail(row), mult))
+                        if from_left:
+                            extra = cython.cast(tuple, matches)[tail_from:tail_to] if tail_sliced else tail(matches)
+                            out.append((row + extra, mult))
+                        else:
+                            extra = cython.cast(tuple, row)[tail_from:tail_to] if tail_sliced else tail(row)
+                            out.append((matches + extra, mult))
                     elif from_left:
                         for held, count in reversed(matches.items()):  # newest first, like the ring
                             out.append((row + tail(held), mult * count))

@@ -16,6 +16,19 @@ from operator import itemgetter
 from taxi_rsp.engine.ops.base import Row
 
 
+def contiguous(positions: Sequence[int]) -> tuple[int, int] | None:
+    """``(start, stop)`` when ``positions`` are ``start, start + 1, ..., stop - 1`` (at
+    least one): the projection is then the slice ``row[start:stop]``, which compiled code
+    takes without calling anything.
+
+    >>> contiguous([0, 1, 2]), contiguous([3, 4]), contiguous([2, 0]), contiguous([])
+    ((0, 3), (3, 5), None, None)
+    """
+    if positions and list(positions) == list(range(positions[0], positions[0] + len(positions))):
+        return positions[0], positions[0] + len(positions)
+    return None
+
+
 def tuple_getter(positions: Sequence[int]) -> Callable[[Row], tuple]:
     """``row -> tuple(row[i] for i in positions)``."""
     if len(positions) >= 2:
