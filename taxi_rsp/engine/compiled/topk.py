@@ -50,6 +50,8 @@ from taxi_rsp.rdf.dictionary import (
     T_DECIMAL,
     T_INTEGER,
     TYPE_SHIFT,
+    PAYLOAD_BITS,
+    PAYLOAD_MASK,
     Dictionary,
     inline_payload,
 )
@@ -162,7 +164,8 @@ class CompiledTopK(Operator):
                 a, b = ratios[expr.name]
                 # the same (numerator, divisor) ids recur constantly: memoised
                 pair = c.w.local("p")
-                pairs.append(f"{pair} = _ratio_{direction}_memo.get((x{a}, x{b})) or _ratio_{direction}(x{a}, x{b})")
+                pairs.append(f"{pair} = (_inline_ratio(x{a}, x{b}, {descending}) or _ratio_{direction}_memo.get((x{a}, x{b}))"
+                             f" or _ratio_{direction}(x{a}, x{b}))")
                 parts += [f"{pair}[0]", f"{pair}[1]"]  # indexed: a star-unpack builds a list first
                 continue
             textual = (self._textual(sample[schema.index(expr.name)])
@@ -212,6 +215,7 @@ class CompiledTopK(Operator):
             memo: dict[tuple[int, int], tuple[float, _Rational]] = {}
             namespace[f"_ratio_{direction}"] = _memoised(compute, memo)
             namespace[f"_ratio_{direction}_memo"] = memo
+        namespace["_inline_ratio"] = inline_ratio
         namespace["_row_key"] = _row_key
         namespace["_text"] = self._text
         namespace["_iri"] = self._iri
@@ -547,6 +551,99 @@ class _Rational:
 
     def __hash__(self) -> int:
         return hash((self.n, self.d))
+
+
+# C constants for inline_ratio (compiled, a module-level Python name is a look-up per use)
+_EXACT_DOUBLE = cython.declare(cython.longlong, 1 << 53)  # below: doubles exactly, so their quotient is correctly rounded
+_SCALABLE = cython.declare(cython.longlong, (1 << 62) // DECIMAL_SCALE)  # below: times the scale fits 63 bits
+_SCALE = cython.declare(cython.longlong, DECIMAL_SCALE)
+_FLAG = cython.declare(cython.longlong, INLINE_FLAG)
+_SHIFT = cython.declare(cython.longlong, TYPE_SHIFT)
+_MASK = cython.declare(cython.longlong, PAYLOAD_MASK)
+_SIGN_BIT = cython.declare(cython.longlong, PAYLOAD_BITS - 1)
+_WRAP = cython.declare(cython.longlong, 1 << PAYLOAD_BITS)
+_INTEGER = cython.declare(cython.longlong, T_INTEGER)
+_DECIMAL = cython.declare(cython.longlong, T_DECIMAL)
+
+
+@cython.ccall
+@cython.cdivision(True)  # every % and // below has non-negative operands (or an exact quotient)
+@cython.locals(t=cython.longlong, b=cython.longlong, top_scale=cython.longlong, bottom_scale=cython.longlong,
+               n=cython.longlong, d=cython.longlong, x=cython.longlong, y=cython.longlong,
+               rest=cython.longlong, value=cython.double, exact=_Rational)
+def inline_ratio(top: Any, bottom: Any, descending: bool) -> tuple[float, _Rational] | None:
+    """The key parts of ``top / bottom`` (as ``_ratio_ascending`` / ``_ratio_descending``
+    give them) computed on C integers when both are inline integers or decimals of
+    moderate size, the usual case (a median of amounts over a count of taxis): no memo
+    look-up, no Python arithmetic. None for anything else, which the memoised exact path
+    decides (a zero divisor, a computed value, a quotient beyond doubles' exact integers).
+
+    >>> from taxi_rsp.rdf.dictionary import Dictionary
+    >>> from taxi_rsp.rdf.terms import Literal
+    >>> d = Dictionary()
+    >>> fare = d.encode(Literal("7.5", "http://www.w3.org/2001/XMLSchema#decimal"))
+    >>> taxis = d.encode(Literal("3", "http://www.w3.org/2001/XMLSchema#integer"))
+    >>> value, exact = inline_ratio(fare, taxis, False)
+    >>> value, exact.n, exact.d
+    (2.5, 5, 2)
+    >>> inline_ratio(fare, d.encode(Literal("0", "http://www.w3.org/2001/XMLSchema#integer")), True) is None
+    True
+    """
+    if type(top) is not int or type(bottom) is not int:
+        return None
+    t, b = top, bottom  # ids are below 2**63
+    if not (t & _FLAG and b & _FLAG):
+        return None
+    top_scale = _inline_scale((t >> _SHIFT) & 0xF)
+    bottom_scale = _inline_scale((b >> _SHIFT) & 0xF)
+    if top_scale == 0 or bottom_scale == 0:
+        return None
+    t = _signed_payload(t)
+    b = _signed_payload(b)
+    if (bottom_scale != 1 and not -_SCALABLE < t < _SCALABLE) or (top_scale != 1 and not -_SCALABLE < b < _SCALABLE):
+        return None
+    n = t * bottom_scale  # top / bottom = (t / top_scale) / (b / bottom_scale)
+    d = b * top_scale
+    if d == 0:
+        return None
+    if d < 0:
+        n, d = -n, -d
+    x, y = (n if n >= 0 else -n), d
+    while y:  # Euclid: x becomes gcd(|n|, d)
+        rest = x % y
+        x, y = y, rest
+    n, d = n // x, d // x
+    if not -_EXACT_DOUBLE < n < _EXACT_DOUBLE or d >= _EXACT_DOUBLE:
+        return None
+    value = cython.cast(cython.double, n) / cython.cast(cython.double, d)
+    if descending:
+        value, n = -value, -n
+    exact = _Rational.__new__(_Rational)  # no __init__ call: the fields are set here
+    exact.n = n
+    exact.d = d
+    return value, exact
+
+
+@cython.cfunc
+@cython.locals(code=cython.longlong)
+@cython.returns(cython.longlong)
+def _inline_scale(code: int) -> int:
+    """What an inline payload of type ``code`` is scaled by: 1 for an integer, the
+    decimal scale for a decimal, 0 for any other type."""
+    if code == _INTEGER:
+        return 1
+    if code == _DECIMAL:
+        return _SCALE
+    return 0
+
+
+@cython.cfunc
+@cython.locals(term_id=cython.longlong, raw=cython.longlong)
+@cython.returns(cython.longlong)
+def _signed_payload(term_id: int) -> int:
+    """The signed payload of an inline id (as :func:`inline_payload`, on C integers)."""
+    raw = term_id & _MASK
+    return raw - _WRAP if raw >> _SIGN_BIT else raw
 
 
 def _inline_exact(term_id: Any) -> tuple[int, int] | None:
