@@ -219,7 +219,7 @@ class CompiledAggregate(Operator):
         namespace.update(c.runtime())
         namespace.update(
             _Miss=_Miss, _slow=self._slow_insert, entries=self._entries, groups=self._groups,
-            dirty=self._dirty, implicit=self._implicit, emit=self.emit, deque=deque,
+            dirty=self._dirty, implicit=self._implicit, sinks=self._sinks, deque=deque,
             # deque methods taken once: a deque has no C type to declare, so q.append(v)
             # in the compiled code looks the method up on every call
             _add_entry=self._entries.append, _deque_append=deque.append, _deque_pop=deque.pop,
@@ -516,7 +516,8 @@ def flush_source(results: list[str], key_width: int) -> list[str]:
     new row (the ``key_width`` parts of its key, then ``results``, the aggregate id
     expressions over state ``st``: one tuple, not key + a tuple of results) or None
     when it lost its last row, and the retraction/insertion pair when the row changed —
-    the reference GroupOp's rule, in the same order. (``out.append`` and not a bound
+    the reference GroupOp's rule, in the same order, to the operator's ``sinks`` (its
+    consumers' list, shared with its reference operator). (``out.append`` and not a bound
     ``append``: compiled, ``out`` is known to be a list and the call a C function; an
     instant that touched no group builds nothing.)"""
     return ["", "def flush():", "    if not dirty:", "        return", "    out = []",
@@ -536,7 +537,8 @@ def flush_source(results: list[str], key_width: int) -> list[str]:
             "                out.append((new, 1))",
             "    dirty.clear()",
             "    if out:",
-            "        emit(out)"]
+            "        for sink in sinks:",  # Operator.emit without its call and attribute look-up
+            "            sink(out)"]
 
 
 def fuse_group(window: WindowScan, keys: tuple[str, ...], aggregates: list, dictionary: Dictionary,

@@ -185,7 +185,7 @@ class CompiledGroup(Operator):
         namespace.update(_Miss=_Miss, _ERROR=_ERROR, _unknown=_unknown, _slow=self._slow,
                          _reference_push=self._reference.push,
                          groups=self._groups, dirty=self._dirty,
-                         implicit=self._implicit, emit=self.emit, insort=insort, bisect_left=bisect_left,
+                         implicit=self._implicit, sinks=self._sinks, insort=insort, bisect_left=bisect_left,
                          _int_id=self._int_id, _dec_id=self._dec_id, _median_id=self._median_id,
                          _avg_id=self._avg_id)
         functions = define(self.source, "<taxi_rsp compiled group>", namespace,

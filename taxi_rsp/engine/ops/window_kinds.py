@@ -93,7 +93,9 @@ class RangeWindow(WindowKind):
                 for output, rows in zip(outputs, batch):
                     if rows:
                         scan.held += len(rows)
-                        output.emit([(row, 1) for row in rows])
+                        deltas = [(row, 1) for row in rows]
+                        for sink in output._sinks:  # Operator.emit, without its call
+                            sink(deltas)
                 return
             leaf = scan._leaf  # set by WindowScan.share() after this binding
             rows = leaf.run(view) if leaf is not None else scan._rows(view)
