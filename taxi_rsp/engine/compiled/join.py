@@ -134,7 +134,7 @@ class CompiledJoin(Operator):
                     if len(own) != size:
                         continue  # a new key: the row itself is held
                     if type(held) is not dict:
-                        own[key] = {held: 1, row: 1} if held != row else {row: 2}
+                        own[key] = {held: 1, row: 1} if held is not row and held != row else {row: 2}
                         continue
                 elif mult == -1:
                     held = own.pop(key, None)  # one hash: the usual case is a group's old row leaving
@@ -142,7 +142,7 @@ class CompiledJoin(Operator):
                         own[key] = {row: -1}
                         continue
                     if type(held) is not dict:
-                        if held != row:
+                        if held is not row and held != row:  # a group's old row is the very row it emitted
                             own[key] = {held: 1, row: -1}
                         continue  # else its only row left with it
                     own[key] = held  # several rows under the key: updated below
@@ -152,7 +152,7 @@ class CompiledJoin(Operator):
                         own[key] = {row: mult}
                         continue
                     if type(held) is not dict:
-                        own[key] = {held: 1, row: mult} if held != row else {row: 1 + mult}
+                        own[key] = {held: 1, row: mult} if held is not row and held != row else {row: 1 + mult}
                         continue
                 count = held.get(row, 0) + mult
                 if count:
@@ -182,13 +182,15 @@ class CompiledJoin(Operator):
 @cython.locals(a=tuple, b=tuple, n=cython.Py_ssize_t, i=cython.Py_ssize_t)
 @cython.returns(cython.bint)
 def _same_key(a: tuple, b: tuple) -> bool:
-    """``a == b`` for two keys of one length; parts that are the same objects (a group's
-    old and new rows share their key's ids) are equal without a rich comparison, which
-    is what the tuple comparison would conclude for them too (it tests identity first)."""
+    """``a == b`` for two keys of one length, part by part as the tuple comparison does:
+    parts that are the same objects (a group's old and new rows share their key's ids)
+    are equal without a rich comparison, and the first unequal part ends it without the
+    tuple comparison's set-up."""
     n = len(a)
     for i in range(n):
-        if a[i] is not b[i]:
-            return a == b
+        x, y = a[i], b[i]
+        if x is not y and not x == y:  # a part at a time: the first unequal one decides at once
+            return False
     return True
 
 
