@@ -142,6 +142,12 @@ JOIN_QUERIES = [
          STREAM <%sstream> [RANGE 2m] { ?e ex:k ?k ; ex:v ?v }
          STREAM <%sstream> [RANGE 5m] { ?f ex:k ?k ; ex:w ?w }
        }""",
+    # a group over a join with a projection below it: rows arrive with multiplicities
+    # above one (a key held twice on one side), and leave so
+    """SELECT ?k (MEDIAN(?v) AS ?m) (MIN(?v) AS ?lo) (COUNT(*) AS ?n) WHERE {
+         { SELECT ?k WHERE { STREAM <%sstream> [RANGE 5m] { ?e ex:k ?k } } }
+         STREAM <%sstream> [RANGE 1m] { ?f ex:k ?k ; ex:v ?v }
+       } GROUP BY ?k""",
     # OPTIONAL inside the block: group over a left join
     """SELECT ?k (COUNT(?w) AS ?n) (SUM(?v) AS ?t) WHERE {
          STREAM <%sstream> [RANGE 2m] { ?e ex:k ?k ; ex:v ?v }
@@ -428,3 +434,15 @@ def test_an_iri_sort_key_stays_compiled_and_orders_by_the_iri_text(events) -> No
         results.append([(o.trigger.time, o.terms(), o.terms(o.deleted)) for o in stream.outputs])
     assert "CompiledTopK offset 0 limit 2 (compiled)" in explains[0]
     assert results[0] == results[1]
+
+
+def test_a_group_over_a_join_takes_rows_arriving_and_leaving_several_times() -> None:
+    """Key "a" is held three times on the projected side: each of its joined rows arrives
+    with multiplicity 1, 2, 3 and leaves (its 1-minute window) with -3 — the compiled
+    group's sorted lists must take and drop each value that many times."""
+    template = next(t for t in JOIN_QUERIES if "MEDIAN(?v) AS ?m) (MIN" in t)
+    query = PREFIX + template.replace("%s", EX)
+    events = [(0, "a", 1, None), (0.5, "a", 2, None), (0.2, "a", 3, None), (3, "a", None, None), (0.5, "b", 1, None)]
+    explain: list = []
+    assert _outputs(query, events, compiled=True, explain=explain) == _outputs(query, events, compiled=False)
+    assert "[compiled ] CompiledGroup" in explain[0]

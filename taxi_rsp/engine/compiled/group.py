@@ -250,7 +250,12 @@ class CompiledGroup(Operator):
                 if self._aggs[j][0] == "SUM" and isinstance(self._kinds[j], tuple):
                     src.append(f"{pad}st[{_FIRST_STATE + 2 * n + j}] = 1")
             else:  # a sorted list: any value may leave
-                src += [f"{pad}if mult > 0:", f"{pad}    for _ in range(mult): insort({slot}, {a})", f"{pad}else:",
+                # a multiplicity of one first: compiled, a range() over an object is an
+                # object per delta
+                src += [f"{pad}if mult == 1:", f"{pad}    insort({slot}, {a})",
+                        f"{pad}elif mult == -1:", f"{pad}    values = {slot}",
+                        f"{pad}    del values[bisect_left(values, {a})]",
+                        f"{pad}elif mult > 0:", f"{pad}    for _ in range(mult): insort({slot}, {a})", f"{pad}else:",
                         f"{pad}    values = {slot}",
                         f"{pad}    for _ in range(-mult): del values[bisect_left(values, {a})]"]
         return src
