@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import operator
+import random
 import textwrap
 
 import pytest
@@ -16,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from taxi_rsp.engine import generated
-from taxi_rsp.engine.cint import type_integers
+from taxi_rsp.engine.cint import AS_C, as_c, type_integers
 
 # The shape of every generated fast path: unpack ids, guard their type codes, compute
 # on ints, fall back on the generic path for anything else.
@@ -84,7 +85,7 @@ def test_functions_without_a_guarded_region_are_left_alone() -> None:
 def _functions(source: str, namespace: dict) -> dict:
     import cython  # pure Python, its decorators do nothing (Cython's shadow module)
 
-    scope = {"cython": cython, **namespace}
+    scope = {"cython": cython, AS_C: as_c, **namespace}
     exec(compile(source, "<test>", "exec"), scope)  # noqa: S102 - test source
     return scope
 
@@ -234,4 +235,32 @@ def test_the_factory_the_plan_compiler_builds_declares_them() -> None:
     factory = generated.factory_source(lon_chunk, ["_Miss", "_generic"])
     assert factory.startswith("import cython")
     assert "@cython.overflowcheck(True)" in factory and "@cython.locals(" in factory
-    assert "x1_c = x1" in factory and " = 74915081500\n" in factory  # 749150815 * 100, folded
+    assert "x1_c = _taxi_as_c(x1)" in factory and " = 74915081500\n" in factory  # 749150815 * 100, folded
+
+
+CONVERT = textwrap.dedent("""
+    def convert(row):
+        try:
+            x0, = row
+            v = x0 | 0
+            return v
+        except Exception as error:
+            return type(error).__name__
+""")
+
+
+def test_the_inline_conversion_to_c_gives_python_s_values_and_errors(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The C shadow of a row's value (``AS_C``: up to three digits read inline) holds
+    exactly the int, and raises what the conversion must for anything else."""
+    assert f"x0_c = {AS_C}(x0)" in type_integers(CONVERT)
+    convert = _compile(CONVERT, {}, tmp_path_factory)["convert"]
+    edges = [0, 1, -1, 2**30 - 1, 2**30, -(2**30), 2**60 - 1, 2**60, 7 << 60, 8 << 60, 2**63 - 1, 2**63,
+             -(2**63), -(2**63) - 1, -(2**40), 2**90, 5188146770730811392, None, True, False, 1.5, "7"]
+    chooser = random.Random(5)
+    values = edges + [chooser.randrange(-(2**64), 2**64) >> chooser.randrange(64) for _ in range(20000)]
+    for value in values:
+        try:
+            expected: object = as_c(value)
+        except (TypeError, OverflowError) as error:
+            expected = type(error).__name__
+        assert convert((value,)) == expected, value

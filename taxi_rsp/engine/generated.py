@@ -64,7 +64,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from taxi_rsp.engine.cint import type_integers
+from taxi_rsp.engine.cint import AS_C_DECLARATION, type_integers
 from taxi_rsp.native import pure_python_requested
 
 JIT_ENV = "TAXI_RSP_JIT"
@@ -140,6 +140,8 @@ def factory_source(source: str, names: Iterable[str], types: dict[str, str] | No
     types = types or {}
     typed = type_integers(source)  # C integer locals where they cannot change a result
     lines = ["import cython", "", "def make(_ns):"] if types or typed != source else ["def make(_ns):"]
+    if typed != source:  # C integer locals: their conversion (a .pyx declaration)
+        lines[1:1] = ["", AS_C_DECLARATION]
     source = typed
     lines += [f"    {name} = cython.declare({types[name]}, _ns[{name!r}])" if name in types
               else f"    {name} = _ns[{name!r}]" for name in names]
@@ -248,7 +250,7 @@ class PlanCompiler:
         self.cache.mkdir(parents=True, exist_ok=True)
         target = self._target(name)
         with tempfile.TemporaryDirectory(dir=self.cache, prefix=_BUILD_PREFIX) as work:
-            source, c_file, built = (Path(work) / (name + ext) for ext in (".py", ".c", ".so"))
+            source, c_file, built = (Path(work) / (name + ext) for ext in (".pyx", ".c", ".so"))
             source.write_text(factory, encoding="utf-8")
             self._run([sys.executable, "-m", "cython", "-3", "--fast-fail", "-o", str(c_file), str(source)])
             compiler = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()
