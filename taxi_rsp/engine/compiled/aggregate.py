@@ -530,7 +530,7 @@ def flush_source(results: list[str], key_width: int) -> list[str]:
             "        else:",
             f"            new = ({''.join(r + ', ' for r in [f'key[{i}]' for i in range(key_width)] + results)})",
             "        st[1] = new",
-            "        if old != new:",
+            f"        if {_changed_test(key_width, len(results))}:",
             "            if old is not None:",
             "                out.append((old, -1))",
             "            if new is not None:",
@@ -539,6 +539,18 @@ def flush_source(results: list[str], key_width: int) -> list[str]:
             "    if out:",
             "        for sink in sinks:",  # Operator.emit without its call and attribute look-up
             "            sink(out)"]
+
+
+def _changed_test(key_width: int, width: int) -> str:
+    """Source of ``old != new`` for a group's last and new rows, comparing only the
+    aggregate parts: the key parts of both are the group's key (equal values), so a
+    tuple comparison would spend a rich comparison on each of them first.
+
+    >>> _changed_test(2, 2)
+    'old is not new and (old is None or new is None or (old[2] is not new[2] and old[2] != new[2]) or (old[3] is not new[3] and old[3] != new[3]))'
+    """
+    parts = [f"(old[{i}] is not new[{i}] and old[{i}] != new[{i}])" for i in range(key_width, key_width + width)]
+    return f"old is not new and (old is None or new is None{''.join(' or ' + p for p in parts)})"
 
 
 def fuse_group(window: WindowScan, keys: tuple[str, ...], aggregates: list, dictionary: Dictionary,
