@@ -54,3 +54,19 @@ def test_many_rows_under_one_key_grow_past_the_list_and_expire(template: str) ->
     events = [(0.1, "a", n % 5, (n * 3) % 7) for n in range(60)] + [(20, "a", 1, 2), (0.5, "b", 2, 1)]
     query = PREFIX + template.replace("%s", EX)
     assert _outputs(query, events, compiled=True) == _outputs(query, events, compiled=False)
+
+
+def test_rows_held_under_a_one_variable_key_are_found_after_the_hand_over() -> None:
+    """A one-variable key is held as its bare value; the rows handed to the reference
+    operator (a right row with ?w unbound arrives) must be found under its keys: e1's
+    ?w = 1 is held before the hand-over, and e3's ?w = 1 on the right must cancel it."""
+    query = PREFIX + """SELECT ?e ?w WHERE {
+         STREAM <%sstream> [RANGE 5m] { ?e ex:w ?w }
+         FILTER NOT EXISTS { STREAM <%sstream> [RANGE 5m] { ?f ex:v ?x }
+                             OPTIONAL { STREAM <%sstream> [RANGE 5m] { ?f ex:w ?w } } }
+       }""".replace("%s", EX)
+    events = [(0, "a", None, 1), (0.5, "b", 2, None), (0.5, "c", 3, 1), (0.5, "d", None, 2)]
+    explain: list = []
+    compiled = _outputs(query, events, compiled=True, explain=explain)
+    assert compiled == _outputs(query, events, compiled=False)
+    assert "CompiledNotExists on ?w (reference)" in explain[0]  # it did hand over

@@ -72,6 +72,8 @@ class CompiledCorrelated(Operator):
         self._right_positions = [right.index(v) for v in self.shared]
         self._left_key = tuple_getter(self._left_positions)
         self._right_key = tuple_getter(self._right_positions)
+        # one shared variable (a taxi): its value itself is the key, not a 1-tuple of it
+        self._bare_keys = len(self.shared) == 1
         self._handed_over: list[bool] = []  # non-empty once the reference answers
         self.push_left = self._left_side()
         self.push_right = self._right_side()
@@ -169,6 +171,8 @@ class CompiledCorrelated(Operator):
         right = cython.declare(dict, self._right)
         key_of = self._left_key
         span = contiguous(self._left_positions)  # a key at consecutive positions is sliced in C
+        bare = cython.declare(cython.bint, self._bare_keys)
+        bare_at = cython.declare(cython.Py_ssize_t, self._left_positions[0] if self._bare_keys else 0)
         key_sliced = cython.declare(cython.bint, span is not None)
         key_from = cython.declare(cython.Py_ssize_t, span[0] if span else 0)
         key_to = cython.declare(cython.Py_ssize_t, span[1] if span else 0)
@@ -184,8 +188,13 @@ class CompiledCorrelated(Operator):
             holds = self._holds  # replaced once, after the first pair (see _first_pair)
             n = cython.declare(cython.Py_ssize_t)  # compiled: a C counter, not an int object per delta
             for n, (row, mult) in enumerate(deltas):
-                key = cython.cast(tuple, row)[key_from:key_to] if key_sliced else key_of(row)
-                if _unbound(key):
+                if bare:
+                    key = cython.cast(tuple, row)[bare_at]
+                    unbound = key is None
+                else:
+                    key = cython.cast(tuple, row)[key_from:key_to] if key_sliced else key_of(row)
+                    unbound = _unbound(key)
+                if unbound:
                     self._hand_over(out)
                     to_reference(deltas[n:])
                     return
@@ -245,6 +254,8 @@ class CompiledCorrelated(Operator):
         right = cython.declare(dict, self._right)
         key_of = self._right_key
         span = contiguous(self._right_positions)  # a key at consecutive positions is sliced in C
+        bare = cython.declare(cython.bint, self._bare_keys)
+        bare_at = cython.declare(cython.Py_ssize_t, self._right_positions[0] if self._bare_keys else 0)
         key_sliced = cython.declare(cython.bint, span is not None)
         key_from = cython.declare(cython.Py_ssize_t, span[0] if span else 0)
         key_to = cython.declare(cython.Py_ssize_t, span[1] if span else 0)
@@ -260,8 +271,13 @@ class CompiledCorrelated(Operator):
             holds = self._holds
             n = cython.declare(cython.Py_ssize_t)  # compiled: a C counter, not an int object per delta
             for n, (row, mult) in enumerate(deltas):
-                key = cython.cast(tuple, row)[key_from:key_to] if key_sliced else key_of(row)
-                if _unbound(key):
+                if bare:
+                    key = cython.cast(tuple, row)[bare_at]
+                    unbound = key is None
+                else:
+                    key = cython.cast(tuple, row)[key_from:key_to] if key_sliced else key_of(row)
+                    unbound = _unbound(key)
+                if unbound:
                     self._hand_over(out)
                     to_reference(deltas[n:])
                     return
@@ -311,12 +327,13 @@ class CompiledCorrelated(Operator):
         """Emit what is pending, then load both sides into the reference operator."""
         self.emit(pending)
         reference = self._reference
+        bare = self._bare_keys
         for key, rows in self._left.items():
             for row, mult, matches in _in_order(rows):
-                reference.left.put(key, row, Entry(mult, matches))
+                reference.left.put((key,) if bare else key, row, Entry(mult, matches))
         for key, held in self._right.items():
             for row, count in _in_order(held):
-                reference.right.add(key, row, count)
+                reference.right.add((key,) if bare else key, row, count)
         self._left.clear()
         self._right.clear()
         self._handed_over.append(True)
@@ -349,7 +366,7 @@ def _find(held: list | dict, row: Row) -> list | None:
 
 
 @cython.cfunc
-def _add(side: dict, key: tuple, held: list | dict, entry: list) -> None:
+def _add(side: dict, key: Any, held: list | dict, entry: list) -> None:
     """Hold a new ``entry`` under ``key`` (``held``: its entries so far, not empty)."""
     if type(held) is list:
         cython.cast(list, held).append(entry)
@@ -360,7 +377,7 @@ def _add(side: dict, key: tuple, held: list | dict, entry: list) -> None:
 
 
 @cython.cfunc
-def _remove(side: dict, key: tuple, held: list | dict, entry: list) -> None:
+def _remove(side: dict, key: Any, held: list | dict, entry: list) -> None:
     """Drop ``entry`` from under ``key``, and the key once nothing is under it."""
     if type(held) is list:
         rows = cython.cast(list, held)
