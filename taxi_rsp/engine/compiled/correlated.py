@@ -169,13 +169,7 @@ class CompiledCorrelated(Operator):
         # typed for the compiled module: dict methods called directly
         left = cython.declare(dict, self._left)
         right = cython.declare(dict, self._right)
-        key_of = self._left_key
-        span = contiguous(self._left_positions)  # a key at consecutive positions is sliced in C
-        bare = cython.declare(cython.bint, self._bare_keys)
-        bare_at = cython.declare(cython.Py_ssize_t, self._left_positions[0] if self._bare_keys else 0)
-        key_sliced = cython.declare(cython.bint, span is not None)
-        key_from = cython.declare(cython.Py_ssize_t, span[0] if span else 0)
-        key_to = cython.declare(cython.Py_ssize_t, span[1] if span else 0)
+        key_of = cython.declare(_KeyOf, _KeyOf(self._left_positions, self._left_key))
         sinks, handed_over, to_reference = self._sinks, self._handed_over, self._reference.push_left
         optional, tail, padding = self._optional, self._tail, self._padding
         out_when_unmatched = isinstance(self._reference, AntiJoinOp)
@@ -188,13 +182,8 @@ class CompiledCorrelated(Operator):
             holds = self._holds  # replaced once, after the first pair (see _first_pair)
             n = cython.declare(cython.Py_ssize_t)  # compiled: a C counter, not an int object per delta
             for n, (row, mult) in enumerate(deltas):
-                if bare:
-                    key = cython.cast(tuple, row)[bare_at]
-                    unbound = key is None
-                else:
-                    key = cython.cast(tuple, row)[key_from:key_to] if key_sliced else key_of(row)
-                    unbound = _unbound(key)
-                if unbound:
+                key = key_of.of(row)
+                if key is None:  # an unbound part
                     self._hand_over(out)
                     to_reference(deltas[n:])
                     return
@@ -252,13 +241,7 @@ class CompiledCorrelated(Operator):
     def _right_side(self) -> Callable[[list[Delta]], None]:
         left = cython.declare(dict, self._left)
         right = cython.declare(dict, self._right)
-        key_of = self._right_key
-        span = contiguous(self._right_positions)  # a key at consecutive positions is sliced in C
-        bare = cython.declare(cython.bint, self._bare_keys)
-        bare_at = cython.declare(cython.Py_ssize_t, self._right_positions[0] if self._bare_keys else 0)
-        key_sliced = cython.declare(cython.bint, span is not None)
-        key_from = cython.declare(cython.Py_ssize_t, span[0] if span else 0)
-        key_to = cython.declare(cython.Py_ssize_t, span[1] if span else 0)
+        key_of = cython.declare(_KeyOf, _KeyOf(self._right_positions, self._right_key))
         sinks, handed_over, to_reference = self._sinks, self._handed_over, self._reference.push_right
         optional, tail, padding = self._optional, self._tail, self._padding
         sign = -1 if isinstance(self._reference, AntiJoinOp) else 1  # of a left row's change on its first match
@@ -271,13 +254,8 @@ class CompiledCorrelated(Operator):
             holds = self._holds
             n = cython.declare(cython.Py_ssize_t)  # compiled: a C counter, not an int object per delta
             for n, (row, mult) in enumerate(deltas):
-                if bare:
-                    key = cython.cast(tuple, row)[bare_at]
-                    unbound = key is None
-                else:
-                    key = cython.cast(tuple, row)[key_from:key_to] if key_sliced else key_of(row)
-                    unbound = _unbound(key)
-                if unbound:
+                key = key_of.of(row)
+                if key is None:  # an unbound part
                     self._hand_over(out)
                     to_reference(deltas[n:])
                     return
@@ -402,6 +380,34 @@ def _in_order(held: list | dict) -> Any:
 def _newest_first(held: list | dict) -> Any:
     """The entries under a key, newest first (the reference's ring order)."""
     return reversed(held) if type(held) is list else reversed(held.values())
+
+
+@cython.final
+@cython.cclass
+class _KeyOf:
+    """The key of a row (the shared variables' values), or None when one is unbound: the
+    value itself for one variable (a taxi: no 1-tuple to build, hash and compare), a
+    slice taken in C for consecutive positions, else ``getter`` (a projection)."""
+
+    bare = cython.declare(cython.bint)
+    sliced = cython.declare(cython.bint)
+    start = cython.declare(cython.Py_ssize_t)
+    stop = cython.declare(cython.Py_ssize_t)
+    getter = cython.declare(object)
+
+    def __init__(self, positions: list[int], getter: Callable[[Row], tuple]) -> None:
+        span = contiguous(positions)
+        self.bare = len(positions) == 1
+        self.sliced = span is not None
+        self.start, self.stop = span if span is not None else (0, 0)
+        self.getter = getter
+
+    @cython.cfunc
+    def of(self, row: Row) -> Any:
+        if self.bare:
+            return cython.cast(tuple, row)[self.start]
+        key = cython.cast(tuple, row)[self.start:self.stop] if self.sliced else self.getter(row)
+        return None if _unbound(key) else key
 
 
 @cython.cfunc
