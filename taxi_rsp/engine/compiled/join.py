@@ -32,10 +32,11 @@ class CompiledJoin(Operator):
         self.shared = reference.shared
         self._reference = reference
         reference._sinks = self._sinks
-        # key -> the rows under it with their multiplicities, or the row itself when it is
-        # the only one and held once (the common case under a GROUP BY: no dict per key)
-        self._left: dict[tuple, Row | dict[Row, int]] = {}
-        self._right: dict[tuple, Row | dict[Row, int]] = {}
+        # key -> the rows under it with their multiplicities, or a one-item list holding the
+        # row when it is the only one and held once (the common case under a GROUP BY: no
+        # dict per key, and a group's new row takes its old row's place in the list)
+        self._left: dict[tuple, list | dict[Row, int]] = {}
+        self._right: dict[tuple, list | dict[Row, int]] = {}
         self._handed_over: list[bool] = []  # non-empty once the reference answers
         self._left_positions = [left.index(v) for v in self.shared]
         self._right_positions = [right.index(v) for v in self.shared]
@@ -94,6 +95,8 @@ class CompiledJoin(Operator):
             looked = cython.declare(cython.bint, False)  # whether last_key / last_matches are set
             last_key: tuple = ()
             last_matches = None
+            vacated = None  # the one-row list whose row the previous delta took out...
+            vacated_key: tuple = ()  # ... under this key: dropped unless the next delta refills it
             for n, (row, mult) in enumerate(deltas):
                 key = cython.cast(tuple, row)[key_from:key_to] if key_sliced else key_of(row)
                 unbound = False
@@ -102,6 +105,8 @@ class CompiledJoin(Operator):
                         unbound = True
                         break
                 if unbound:
+                    if vacated is not None:
+                        del own[vacated_key]
                     self._hand_over()
                     reference.emit(out)
                     to_reference(deltas[n:])
@@ -112,13 +117,14 @@ class CompiledJoin(Operator):
                     last_key, last_matches, looked = key, other.get(key), True
                 matches = last_matches
                 if matches is not None:
-                    if type(matches) is not dict:  # one row, held once
+                    if type(matches) is list:  # one row, held once
+                        lone = cython.cast(list, matches)[0]
                         if from_left:
-                            extra = cython.cast(tuple, matches)[tail_from:tail_to] if tail_sliced else tail(matches)
+                            extra = cython.cast(tuple, lone)[tail_from:tail_to] if tail_sliced else tail(lone)
                             out.append((row + extra, mult))
                         else:
                             extra = cython.cast(tuple, row)[tail_from:tail_to] if tail_sliced else tail(row)
-                            out.append((matches + extra, mult))
+                            out.append((lone + extra, mult))
                     elif from_left:
                         for held, count in reversed(matches.items()):  # newest first, like the ring
                             out.append((row + tail(held), mult * count))
@@ -126,33 +132,45 @@ class CompiledJoin(Operator):
                         extra = tail(row)
                         for held, count in reversed(matches.items()):
                             out.append((held + extra, mult * count))
-                # the row's own side; a new key is hashed once (under a GROUP BY each key
-                # holds one row: each change of a group arrives as a new key)
+                # the row's own side. A group's change is (old row, -1), (new row, +1) under
+                # one key: the old row's list is kept for the new row (no dict operation for
+                # the pair); dropped if the next delta is anything else
+                if vacated is not None:
+                    if mult == 1 and _same_key(key, vacated_key):
+                        vacated[0] = row
+                        vacated = None
+                        continue
+                    del own[vacated_key]
+                    vacated = None
                 if mult == 1:
-                    size = len(own)
-                    held = own.setdefault(key, row)
-                    if len(own) != size:
-                        continue  # a new key: the row itself is held
-                    if type(held) is not dict:
-                        own[key] = {held: 1, row: 1} if held is not row and held != row else {row: 2}
+                    cell = [row]
+                    held = own.setdefault(key, cell)  # one hash: a new key holds the row's list
+                    if held is cell:
+                        continue
+                    if type(held) is list:
+                        lone = cython.cast(list, held)[0]
+                        own[key] = {lone: 1, row: 1} if lone is not row and lone != row else {row: 2}
                         continue
                 elif mult == -1:
-                    held = own.pop(key, None)  # one hash: the usual case is a group's old row leaving
+                    held = own.get(key)
                     if held is None:
                         own[key] = {row: -1}
                         continue
-                    if type(held) is not dict:
-                        if held is not row and held != row:  # a group's old row is the very row it emitted
-                            own[key] = {held: 1, row: -1}
-                        continue  # else its only row left with it
-                    own[key] = held  # several rows under the key: updated below
+                    if type(held) is list:
+                        lone = cython.cast(list, held)[0]
+                        if lone is row or lone == row:  # a group's old row is the very row it emitted
+                            vacated, vacated_key = held, key
+                        else:
+                            own[key] = {lone: 1, row: -1}
+                        continue
                 else:
                     held = own.get(key)
                     if held is None:
                         own[key] = {row: mult}
                         continue
-                    if type(held) is not dict:
-                        own[key] = {held: 1, row: mult} if held is not row and held != row else {row: 1 + mult}
+                    if type(held) is list:
+                        lone = cython.cast(list, held)[0]
+                        own[key] = {lone: 1, row: mult} if lone is not row and lone != row else {row: 1 + mult}
                         continue
                 count = held.get(row, 0) + mult
                 if count:
@@ -161,6 +179,8 @@ class CompiledJoin(Operator):
                     del held[row]
                     if not held:
                         del own[key]
+            if vacated is not None:
+                del own[vacated_key]
             if out:
                 for sink in sinks:
                     sink(out)
@@ -194,7 +214,7 @@ def _same_key(a: tuple, b: tuple) -> bool:
     return True
 
 
-def _counted(held: Row | dict[Row, int]) -> list[tuple[Row, int]]:
-    """The (row, multiplicity) pairs under one key: a lone row held once is kept as the
-    row itself (a group's output has one row per key: no dict per key then)."""
-    return list(held.items()) if type(held) is dict else [(held, 1)]
+def _counted(held: list | dict[Row, int]) -> list[tuple[Row, int]]:
+    """The (row, multiplicity) pairs under one key: a lone row held once is kept in a
+    one-item list (a group's output has one row per key: no dict per key then)."""
+    return list(held.items()) if type(held) is dict else [(held[0], 1)]
