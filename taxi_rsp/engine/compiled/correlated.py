@@ -72,8 +72,6 @@ class CompiledCorrelated(Operator):
         self._right_positions = [right.index(v) for v in self.shared]
         self._left_key = tuple_getter(self._left_positions)
         self._right_key = tuple_getter(self._right_positions)
-        # one shared variable (a taxi): its value itself is the key, not a 1-tuple of it
-        self._bare_keys = len(self.shared) == 1
         self._handed_over: list[bool] = []  # non-empty once the reference answers
         self.push_left = self._left_side()
         self.push_right = self._right_side()
@@ -305,7 +303,7 @@ class CompiledCorrelated(Operator):
         """Emit what is pending, then load both sides into the reference operator."""
         self.emit(pending)
         reference = self._reference
-        bare = self._bare_keys
+        bare = len(self.shared) == 1  # _KeyOf keys one variable by its bare value
         for key, rows in self._left.items():
             for row, mult, matches in _in_order(rows):
                 reference.left.put((key,) if bare else key, row, Entry(mult, matches))
