@@ -34,8 +34,9 @@ def test_inline_ratio_keys_equal_the_exact_quotient(top, bottom, descending: boo
         return
     quotient = top_value / bottom_value
     if parts is None:  # only when C integers cannot hold the cross-products or the result
-        assert max(abs(top_value.numerator), abs(bottom_value.numerator)) > 2**32 or \
-            max(quotient.numerator, quotient.denominator, key=abs) >= 2**53 or \
+        payloads = [abs(v * 10**9) if t.datatype.endswith("decimal") else abs(v)
+                    for v, t in (top, bottom)]  # the ids' scaled payloads
+        assert max(payloads) >= (1 << 62) // 10**9 or \
             abs(quotient.numerator) >= 2**53 or quotient.denominator >= 2**53
         return
     value, exact = parts
