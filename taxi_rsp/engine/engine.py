@@ -29,12 +29,15 @@ from taxi_rsp.engine.generated import READY, install_ready
 from taxi_rsp.engine.pipeline import PipelineRegistry
 from taxi_rsp.engine.policies import EventTimeTick, TickPolicy
 from taxi_rsp.engine.query import Listener, RegisteredQuery
+from taxi_rsp.engine.reclaim import retired as _retired_list
 from taxi_rsp.engine.static import StaticStore
 from taxi_rsp.errors import UserError
 from taxi_rsp.lang.ast import draws
 from taxi_rsp.lang.parser import parse_query
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.events import GraphEvent
+
+retired = cython.declare(list, _retired_list)  # typed: appends and clear() are C calls (see reclaim)
 
 
 class Engine:
@@ -140,6 +143,8 @@ class Engine:
             view = EventView(event)  # the triple index is built only if a window needs it
             for tick in ticks:  # the tick policy bound to each query (see register)
                 tick(event, view)
+            if retired:  # freed once the event's outputs are written (see reclaim)
+                retired.clear()
 
         return process
 

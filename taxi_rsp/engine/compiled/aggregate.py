@@ -53,6 +53,7 @@ from taxi_rsp.engine.ops.group import GroupOp
 from taxi_rsp.engine.ops.match import BGPMatcher, EventView
 from taxi_rsp.engine.ops.window import WindowScan
 from taxi_rsp.engine.ops.window_kinds import RangeWindow
+from taxi_rsp.engine.reclaim import retired
 from taxi_rsp.lang import ast
 from taxi_rsp.lang.ast import WindowSpec
 from taxi_rsp.rdf.dictionary import (
@@ -207,18 +208,22 @@ class CompiledAggregate(Operator):
         src += self._apply_lines(args, "    ")
         src += ["", f"def apply(row, expiry, key, {', '.join(args)}):" if args else "def apply(row, expiry, key):"]
         src += self._apply_lines(args, "    ")
-        src += ["", "def expire(until):", "    popleft = entries.popleft"]
+        # the entries that leave are freed after the event's outputs (see reclaim)
+        src += ["", "def expire(until):", "    popleft = entries.popleft", "    gone = []"]
         src += ["    while entries and entries[0][0] <= until:",
-                f"        _, _, key, st{''.join(', ' + a for a in args)} = popleft()",
+                "        entry = popleft()",
+                "        gone.append(entry)",
+                f"        _, _, key, st{''.join(', ' + a for a in args)} = entry",
                 *("        " + line for line in _touch_source()),
                 "        st[0] -= 1"]
         src += [f"        {line}" for j, a in enumerate(args) for line in self._revert(j, a)]
+        src += ["    _retire(gone)"]
         src += flush_source([self._result(j) for j in range(len(args))], len(self._keys))
         self.source = "\n".join(src)
         namespace = dict(w.consts)
         namespace.update(c.runtime())
         namespace.update(
-            _Miss=_Miss, _slow=self._slow_insert, entries=self._entries, groups=self._groups,
+            _Miss=_Miss, _slow=self._slow_insert, entries=self._entries, groups=self._groups, _retire=retired.append,
             dirty=self._dirty, implicit=self._implicit, sinks=self._sinks, deque=deque,
             # deque methods taken once: a deque has no C type to declare, so q.append(v)
             # in the compiled code looks the method up on every call

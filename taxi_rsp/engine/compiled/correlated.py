@@ -33,8 +33,11 @@ from taxi_rsp.engine.compiled.rows import contiguous, tuple_getter
 from taxi_rsp.engine.index.oneway import Entry
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.minus import AntiJoinOp, LeftJoinOp, SemiJoinOp, _Correlated
+from taxi_rsp.engine.reclaim import retired as _retired_list
 from taxi_rsp.lang import ast
 from taxi_rsp.rdf.dictionary import INLINE_FLAG, PAYLOAD_BITS, T_DECIMAL, T_INTEGER, TYPE_SHIFT, Dictionary
+
+retired = cython.declare(list, _retired_list)  # typed: appends and clear() are C calls (see reclaim)
 
 _LOCAL = re.compile(r"\bx(\d+)\b")
 _COMPARISONS = {"<": "<", ">": ">", "<=": "<=", ">=": ">=", "=": "==", "!=": "!="}  # SPARQL -> Python
@@ -354,7 +357,9 @@ def _add(side: dict, key: Any, held: list | dict, entry: list) -> None:
 
 @cython.cfunc
 def _remove(side: dict, key: Any, held: list | dict, entry: list) -> None:
-    """Drop ``entry`` from under ``key``, and the key once nothing is under it."""
+    """Drop ``entry`` from under ``key``, and the key once nothing is under it (the
+    entry is freed after the event's outputs, see reclaim)."""
+    retired.append(entry)
     if type(held) is list:
         rows = cython.cast(list, held)
         i = cython.declare(cython.Py_ssize_t)

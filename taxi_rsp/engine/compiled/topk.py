@@ -43,6 +43,7 @@ from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss, type_codes
 from taxi_rsp.engine.generated import define, swap
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.topk import TopKOp, _row_key, emit_snapshot_change
+from taxi_rsp.engine.reclaim import retired as _retired_list
 from taxi_rsp.lang import ast
 from taxi_rsp.rdf.dictionary import (
     DECIMAL_SCALE,
@@ -56,6 +57,8 @@ from taxi_rsp.rdf.dictionary import (
     inline_payload,
 )
 from taxi_rsp.rdf.terms import IRI
+
+retired = cython.declare(list, _retired_list)  # typed: appends and clear() are C calls (see reclaim)
 
 HEAD_SLACK = 4  # the sorted head holds up to this many times the rows to report
 HEAD_MIN = 64  # ... and at least this many keys (small limits refill less often)
@@ -368,6 +371,7 @@ class CompiledTopK(Operator):
                 if count <= 0:
                     if count < 0:
                         raise ValueError(f"retraction below zero in top-k: {row!r}")
+                    retired.append(found)  # freed after the event's outputs (see reclaim)
                     if found[2]:
                         rest_count[0] -= 1
                     else:

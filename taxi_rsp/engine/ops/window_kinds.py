@@ -18,8 +18,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import cython
+
 from taxi_rsp.engine.ops.base import Row
+from taxi_rsp.engine.reclaim import retired as _retired_list
 from taxi_rsp.lang.ast import WindowSpec
+
+retired = cython.declare(list, _retired_list)  # typed: appends and clear() are C calls (see reclaim)
 
 if TYPE_CHECKING:
     from taxi_rsp.engine.ops.match import EventView
@@ -71,6 +76,7 @@ class RangeWindow(WindowKind):
         while entries and entries[0][0] <= until:
             gone.append(entries.popleft()[1])
         scan._emit_all(gone, -1)
+        retired.append(gone)  # freed after the event's outputs (see reclaim)
 
     def next_expiry(self, scan: WindowScan) -> int | None:
         return scan._entries[0][0] if scan._entries else None

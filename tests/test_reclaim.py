@@ -1,0 +1,97 @@
+"""Expired state is freed after an event's outputs are delivered, and always freed.
+
+The rows a window drops stay referenced from :data:`taxi_rsp.engine.reclaim.retired`
+while the queries evaluate the event (so freeing them is in no output line's delay),
+and the engine empties it once every query has evaluated the event.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import deque
+
+import pytest
+
+from taxi_rsp.engine import reclaim
+from taxi_rsp.engine.engine import Engine
+from taxi_rsp.rdf.terms import IRI
+
+from engine_helpers import EX, Stream
+
+GROUPED = """SELECT ?g (COUNT(?s) AS ?n) (MEDIAN(?v) AS ?med)
+             WHERE { STREAM ex:stream [RANGE 2m] { ?s ex:group ?g ; ex:v ?v } }
+             GROUP BY ?g ORDER BY DESC(?n) ?g LIMIT 3"""
+UNGROUPED = "SELECT ?s ?v WHERE { STREAM ex:stream [RANGE 2m] { ?s ex:group ?g ; ex:v ?v } }"
+CORRELATED = """SELECT ?g (COUNT(?s) AS ?n)
+                WHERE { STREAM ex:stream [RANGE 2m] { ?s ex:group ?g ; ex:v ?v }
+                        FILTER NOT EXISTS { STREAM ex:stream [RANGE 2m] { ?t ex:group ?g ; ex:v ?v2 }
+                                            FILTER(?v2 > ?v + 5) } }
+                GROUP BY ?g"""
+
+
+def _ids_in(obj: object) -> set[int]:
+    """The ints reachable from ``obj`` through lists, tuples and deques."""
+    found: set[int] = set()
+    todo = [obj]
+    while todo:
+        item = todo.pop()
+        if type(item) is int:
+            found.add(item)
+        elif isinstance(item, (list, tuple, deque)):
+            todo.extend(item)
+    return found
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "reference"])
+@pytest.mark.parametrize("query", [GROUPED, UNGROUPED, CORRELATED], ids=["grouped", "ungrouped", "correlated"])
+def test_expired_rows_are_held_while_outputs_are_delivered_then_freed(query: str, compiled: bool) -> None:
+    engine = Engine(compiled=compiled)
+    engine.register("PREFIX ex: <http://example.org/> " + query, "q")
+    held_at_delivery: list[set[int]] = []
+    engine.queries[0].listeners.append(lambda output: held_at_delivery.append(_ids_in(reclaim.retired)))
+    stream = Stream(engine)
+    for minute in range(2):
+        stream.send(minute, (f"ex:s{minute}", "ex:group", "ex:g"), (f"ex:s{minute}", "ex:v", minute))
+        assert reclaim.retired == []  # emptied after every event
+    delivered = len(held_at_delivery)
+    stream.send(2, ("ex:other", "ex:note", 0))  # ex:s0 leaves the 2-minute windows: a new result
+    assert reclaim.retired == []
+    assert len(held_at_delivery) == delivered + 1
+    first = engine.dictionary.encode(IRI(EX + "s0"))
+    assert first in held_at_delivery[-1]  # the expired row was not freed before the output
+
+
+def test_what_an_event_retired_is_released_after_it() -> None:
+    engine = Engine()
+    engine.register("PREFIX ex: <http://example.org/> " + UNGROUPED, "q")
+    stream = Stream(engine)
+    marker = object()
+    references = sys.getrefcount(marker)
+    reclaim.retired.append(marker)
+    stream.send(0, ("ex:a", "ex:group", "ex:g"), ("ex:a", "ex:v", 1))
+    assert reclaim.retired == []
+    assert sys.getrefcount(marker) == references
+
+
+@pytest.mark.parametrize("query, operator, state", [
+    (CORRELATED, "CompiledCorrelated", lambda op: [entry for side in (op._left, op._right) for held in side.values()
+                                                   for entry in (held if isinstance(held, list) else held.values())]),
+    (GROUPED, "CompiledTopK", lambda op: list(op._held.values())),
+], ids=["anti-join entries", "top-k entries"])
+def test_compiled_operators_retire_the_entries_they_drop(query: str, operator: str, state) -> None:
+    engine = Engine()
+    engine.register("PREFIX ex: <http://example.org/> " + query, "q")
+    op = next(o for o in engine.queries[0].physical.operators if isinstance(o, _class(operator)))
+    retired_at_delivery: list[list] = []
+    engine.queries[0].listeners.append(lambda output: retired_at_delivery.append(list(reclaim.retired)))
+    stream = Stream(engine)
+    for minute in range(2):
+        stream.send(minute, (f"ex:s{minute}", "ex:group", f"ex:g{minute}"), (f"ex:s{minute}", "ex:v", minute))
+    entries = state(op)  # the operator's records of the rows it holds
+    stream.send(2, ("ex:other", "ex:note", 0))  # ex:s0 and its group leave
+    assert any(any(e is entry for e in retired_at_delivery[-1]) for entry in entries)
+
+
+def _class(name: str) -> type:
+    from taxi_rsp.engine.compiled import correlated, topk
+    return {"CompiledCorrelated": correlated.CompiledCorrelated, "CompiledTopK": topk.CompiledTopK}[name]
