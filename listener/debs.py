@@ -14,7 +14,9 @@ from typing import TextIO, cast
 
 from taxi_rsp.listener.formats import FORMATTERS, timestamp
 from taxi_rsp.engine.query import QueryOutput
+from taxi_rsp.engine.rowcache import ByIdentity
 from taxi_rsp.feeder.records import TripMeta
+from taxi_rsp.rdf.dictionary import Dictionary
 
 
 @dataclass(frozen=True)
@@ -58,14 +60,21 @@ class DebsTopKWriter:
         # amounts fill every line: each column keeps the text of each id it formatted.
         self._texts: list[dict[int | None, str]] = [{} for _ in profile.columns]
         self._key_pos = [columns.index(var) for var in profile.key]
+        # a row's ids and its entry's text, by row identity: most rows of an output are
+        # those of the last one, the very objects the query reports again
+        self._ids = ByIdentity(self._ids_of)
+        self._entries = ByIdentity(self._entry)
+        self._dictionary: Dictionary | None = None  # the query's (known from its first output)
         self._last_key: list[tuple] = []
         self._null_entry = ",".join(["NULL"] * len(profile.columns))
         self.delays_ms = array("d")
         self.emitted = 0
 
     def __call__(self, output: QueryOutput) -> None:
+        if self._dictionary is None:
+            self._dictionary = output.query.dictionary
         rows = output.rows[: self.profile.entries]
-        key = [tuple(row[i] for i in self._key_pos) for row in rows]
+        key = self._ids.map(rows)
         if key == self._last_key:
             return
         self._last_key = key
@@ -77,18 +86,7 @@ class DebsTopKWriter:
         else:
             meta = cast(TripMeta, trigger.event.meta)  # the Feeder's: this format needs the taxi CSV
             parts += [meta.pickup, meta.dropoff]
-        columns = [(i, fmt, texts, texts.get) for (i, fmt), texts in zip(self._value_pos, self._texts)]
-        for row in rows:
-            entry = []
-            for i, fmt, texts, known in columns:
-                term_id = row[i]
-                text = known(term_id)
-                if text is None:
-                    text = texts[term_id] = self._format(fmt, term_id, output)
-                    if len(texts) > _TEXTS_LIMIT:
-                        texts.clear()
-                entry.append(text)
-            parts.append(",".join(entry))
+        parts += self._entries.map(rows)
         parts += [self._null_entry] * (self.profile.entries - len(rows))
         body = ",".join(parts)
         if trigger.event is None:
@@ -100,7 +98,19 @@ class DebsTopKWriter:
         self.out.write(f"{body},{delay}\n")
         self.emitted += 1
 
-    @staticmethod
-    def _format(fmt, term_id: int | None, output: QueryOutput) -> str:
-        """The text of one value (the formatter sees the decoded Python value)."""
-        return fmt(None if term_id is None else output.query.dictionary.value(term_id))
+    def _ids_of(self, row: tuple) -> tuple:
+        """The ids identifying ``row``'s entry (what decides whether a line is written)."""
+        return tuple([row[i] for i in self._key_pos])
+
+    def _entry(self, row: tuple) -> str:
+        """The text of ``row``'s entry."""
+        fields = []
+        for (i, fmt), texts in zip(self._value_pos, self._texts):
+            term_id = row[i]
+            text = texts.get(term_id)
+            if text is None:
+                text = texts[term_id] = fmt(None if term_id is None else self._dictionary.value(term_id))  # type: ignore[union-attr]
+                if len(texts) > _TEXTS_LIMIT:
+                    texts.clear()
+            fields.append(text)
+        return ",".join(fields)

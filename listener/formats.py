@@ -15,24 +15,35 @@ from fractions import Fraction
 from taxi_rsp.rdf.terms import DateTime
 
 
-def _fixed(value: Fraction, places: int) -> str:
-    scaled = round(Fraction(value) * 10**places)  # round() on Fraction: half to even
+def _ratio(value: object) -> tuple[int, int]:
+    """``value`` (an int, Fraction, Decimal or a number's text) as numerator and a
+    positive denominator: the formatting below is integer arithmetic (Fraction's is
+    Python code, many times slower, and a new value is formatted for most lines)."""
+    as_ratio = getattr(value, "as_integer_ratio", None)
+    return as_ratio() if as_ratio is not None else Fraction(value).as_integer_ratio()  # type: ignore[arg-type]
+
+
+def _fixed(numerator: int, denominator: int, places: int) -> str:
+    """numerator / denominator rounded half to even to ``places`` decimals."""
+    unit = 10**places
+    scaled, rest = divmod(numerator * unit, denominator)  # floor, 0 <= rest < denominator
+    if 2 * rest > denominator or (2 * rest == denominator and scaled & 1):
+        scaled += 1
     sign = "-" if scaled < 0 else ""
-    whole, frac = divmod(abs(scaled), 10**places)
+    whole, frac = divmod(abs(scaled), unit)
     return f"{sign}{whole}.{frac:0{places}d}"
 
 
 def money(value: object) -> str:
     """Dollars with 2 decimals, or 3 when the exact value ends in half a cent."""
-    exact = Fraction(value)  # type: ignore[arg-type]
-    if (exact * 100).denominator == 1:
-        return _fixed(exact, 2)
-    return _fixed(exact, 3)
+    n, d = _ratio(value)
+    return _fixed(n, d, 2 if n * 100 % d == 0 else 3)
 
 
 def fixed4(value: object) -> str:
     """The exact value rounded half to even to 4 decimals."""
-    return _fixed(Fraction(value), 4)  # type: ignore[arg-type]
+    n, d = _ratio(value)
+    return _fixed(n, d, 4)
 
 
 def integer(value: object) -> str:

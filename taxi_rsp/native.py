@@ -51,6 +51,7 @@ NATIVE_MODULES: tuple[str, ...] = (
     "taxi_rsp.engine.report",
     "taxi_rsp.engine.pipeline",
     "taxi_rsp.engine.routing",
+    "taxi_rsp.engine.rowcache",
     "taxi_rsp.engine.graphs",
     "taxi_rsp.engine.ops.base",
     "taxi_rsp.engine.ops.window",

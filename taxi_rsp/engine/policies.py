@@ -25,6 +25,7 @@ from taxi_rsp.engine.ops.stateless import project_step
 from taxi_rsp.engine.expr import set_event_time
 from taxi_rsp.engine.ops.match import EventView
 from taxi_rsp.engine.report import QueryOutput, Trigger
+from taxi_rsp.engine.rowcache import ByIdentity
 from taxi_rsp.rdf.events import GraphEvent
 
 if TYPE_CHECKING:
@@ -94,7 +95,10 @@ class OnContentChange:
         self.last: list[tuple] = []  # before the first report: the empty result
         # the plan's ordered root and projection, looked up once (a policy serves one query)
         self._root = None
-        self._project: Callable[[tuple], tuple] | None = None
+        # projections of the last snapshot's rows: a row the root reports again (as the
+        # same object) keeps its projection, so comparing with the last result finds the
+        # rows identical without comparing their values
+        self._projected: ByIdentity | None = None
 
     def report(self, query: RegisteredQuery, trigger: Trigger) -> QueryOutput | None:
         root = self._root
@@ -102,10 +106,10 @@ class OnContentChange:
             root = self._root = query.physical.ordered_root
         if not root.changed:
             return None
-        project = self._project
-        if project is None:
-            project = self._project = project_step(query.physical.projection)
-        snapshot = [project(row) for row in root.snapshot()]
+        projected = self._projected
+        if projected is None:
+            projected = self._projected = ByIdentity(project_step(query.physical.projection))
+        snapshot = projected.map(root.snapshot())
         if snapshot == self.last:
             return None
         self.last = snapshot

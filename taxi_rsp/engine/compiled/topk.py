@@ -44,6 +44,7 @@ from taxi_rsp.engine.generated import define, swap
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.topk import TopKOp, _row_key, emit_snapshot_change
 from taxi_rsp.engine.reclaim import retired as _retired_list
+from taxi_rsp.engine.rowcache import ByIdentity
 from taxi_rsp.lang import ast
 from taxi_rsp.rdf.dictionary import (
     DECIMAL_SCALE,
@@ -87,12 +88,15 @@ class CompiledTopK(Operator):
         self._extends: list[tuple[str, Any]] = []
         self._input_schema = schema
         self._extend_row = None
-        self._extensions: dict[Row, Row] = {}  # the rows of the last snapshot, extended
+        self._extensions: ByIdentity | None = None  # of the last snapshot's rows (see _extend_reported)
         self._sorted: list[tuple] = []  # the head: the best keys, in order
         # row -> [key, multiplicity, in the rest]: the held rows; those outside the head
         # (the rest) are flagged, and counted in _rest_count[0]
         self._held: dict[Row, list] = {}
         self._rest_count: list[int] = [0]
+        # how many held rows have a multiplicity above one: while none has, a snapshot
+        # reads the head's rows without looking each one up
+        self._multiples: list[int] = [0]
         # the head's capacity (unbounded without a LIMIT: everything stays sorted)
         self._capacity = None if self._wanted is None else max(HEAD_MIN, HEAD_SLACK * self._wanted)
         self._last: list[Row] = []
@@ -309,6 +313,7 @@ class CompiledTopK(Operator):
         held = cython.declare(dict, self._held)
         ordered = cython.declare(list, self._sorted)
         rest_count = cython.declare(list, self._rest_count)
+        multiples = cython.declare(list, self._multiples)
         wanted, capacity = self._wanted, self._capacity
         handed_over = self._handed_over
 
@@ -341,6 +346,8 @@ class CompiledTopK(Operator):
                     fresh = [None, mult, False]
                     found = held.setdefault(row, fresh)
                     if found is fresh:
+                        if mult > 1:
+                            multiples[0] += 1
                         key = key_of(row)
                         if key is None:
                             del held[row]
@@ -367,7 +374,10 @@ class CompiledTopK(Operator):
                 key = found[0]
                 if not changed and (wanted is None or len(ordered) < wanted or _key_le(key, ordered[wanted - 1])):
                     changed = True
-                count = found[1] = found[1] + mult
+                before = found[1]
+                count = found[1] = before + mult
+                if (before > 1) != (count > 1):
+                    multiples[0] += 1 if count > 1 else -1
                 if count <= 0:
                     if count < 0:
                         raise ValueError(f"retraction below zero in top-k: {row!r}")
@@ -404,6 +414,7 @@ class CompiledTopK(Operator):
         self._held.clear()
         self._sorted.clear()
         self._rest_count[0] = 0
+        self._multiples[0] = 0
         self._handed_over.append(True)
 
     def snapshot(self) -> list[Row]:
@@ -416,32 +427,28 @@ class CompiledTopK(Operator):
         wanted = self._wanted
         if wanted is not None and len(self._sorted) < wanted and self._rest_count[0]:
             self._refill()
-        rows: list[Row] = []
-        held = self._held
-        for key in self._sorted:
-            row = key[-1]
-            rows.extend([row] * held[row][1])
-            if wanted is not None and len(rows) >= wanted:
-                break
-        rows = rows[self.offset:wanted]
+        if not self._multiples[0]:  # every row held once: the head's first keys are the rows
+            rows = [key[-1] for key in self._sorted[self.offset:wanted]]
+        else:
+            rows = []
+            held = self._held
+            for key in self._sorted:
+                row = key[-1]
+                rows.extend([row] * held[row][1])
+                if wanted is not None and len(rows) >= wanted:
+                    break
+            rows = rows[self.offset:wanted]
         if self._extend_row is not None:
             rows = self._extend_reported(rows)
         return rows
 
     def _extend_reported(self, rows: list[Row]) -> list[Row]:
         """The fused BINDs on the reported rows; a row reported last time too (most
-        are) reuses its extension (fused BINDs are deterministic: see fuse_extends)."""
-        extend, before = self._extend_row, self._extensions
-        now: dict[Row, Row] = {}
-        out = []
-        for row in rows:
-            extended = now.get(row) or before.get(row)
-            if extended is None:
-                extended = extend(row)  # type: ignore[misc]
-            now[row] = extended
-            out.append(extended)
-        self._extensions = now
-        return out
+        are, as the very object the head holds) reuses its extension (fused BINDs are
+        deterministic: see fuse_extends)."""
+        if self._extensions is None:
+            self._extensions = ByIdentity(self._extend_row)  # type: ignore[arg-type]
+        return self._extensions.map(rows)
 
     def _flusher(self) -> Callable[[], None]:
         """``flush``: a closure (the query calls it every instant; as the ordered root,
