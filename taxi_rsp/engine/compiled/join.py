@@ -93,14 +93,23 @@ class CompiledJoin(Operator):
             out = cython.declare(list, [])  # compiled: out.append is a C call, not a bound method
             n = cython.declare(cython.Py_ssize_t)  # compiled: a C counter, not an int object per delta
             looked = cython.declare(cython.bint, False)  # whether last_key / last_matches are set
+            same = cython.declare(cython.bint)  # the delta's key is last_key
             last_key: tuple = ()
             last_matches = None
+            lone_tail = None  # the tail of last_matches' lone row, once taken (the other side holds still)
             vacated = None  # the one-row list whose row the previous delta took out...
             vacated_key: tuple = ()  # ... under this key: dropped unless the next delta refills it
             for n, (row, mult) in enumerate(deltas):
-                key = cython.cast(tuple, row)[key_from:key_to] if key_sliced else key_of(row)
+                # a group's change arrives as (old row, -1), (new row, +1) under one key:
+                # the second finds its key in place and shares the first's (checked) key
+                if key_sliced:
+                    same = looked and _has_key(cython.cast(tuple, row), key_from, last_key)
+                    key = last_key if same else cython.cast(tuple, row)[key_from:key_to]
+                else:
+                    key = key_of(row)
+                    same = looked and _same_key(key, last_key)  # (no comparison with a non-tuple first)
                 unbound = False
-                for part in key:  # `None in key` compares each part with == (slow for ints)
+                for part in () if same else key:  # `None in key` compares each part with == (slow for ints)
                     if part is None:
                         unbound = True
                         break
@@ -111,17 +120,17 @@ class CompiledJoin(Operator):
                     reference.emit(out)
                     to_reference(deltas[n:])
                     return
-                # a group's change arrives as (old row, -1), (new row, +1) under one key, and
                 # the other side does not change during this push: look it up once per run
-                if not looked or not _same_key(key, last_key):  # (no comparison with a non-tuple first)
-                    last_key, last_matches, looked = key, other.get(key), True
+                if not same:
+                    last_key, last_matches, looked, lone_tail = key, other.get(key), True, None
                 matches = last_matches
                 if matches is not None:
                     if type(matches) is list:  # one row, held once
                         lone = cython.cast(list, matches)[0]
                         if from_left:
-                            extra = cython.cast(tuple, lone)[tail_from:tail_to] if tail_sliced else tail(lone)
-                            out.append((row + extra, mult))
+                            if lone_tail is None:
+                                lone_tail = cython.cast(tuple, lone)[tail_from:tail_to] if tail_sliced else tail(lone)
+                            out.append((row + lone_tail, mult))
                         else:
                             extra = cython.cast(tuple, row)[tail_from:tail_to] if tail_sliced else tail(row)
                             out.append((lone + extra, mult))
@@ -196,6 +205,19 @@ class CompiledJoin(Operator):
                     index.add(key, row, mult)
             side.clear()
         self._handed_over.append(True)
+
+
+@cython.cfunc
+@cython.locals(row=tuple, start=cython.Py_ssize_t, key=tuple, n=cython.Py_ssize_t, i=cython.Py_ssize_t)
+@cython.returns(cython.bint)
+def _has_key(row: tuple, start: int, key: tuple) -> bool:
+    """``row[start:start + len(key)] == key`` without slicing (as :func:`_same_key` compares)."""
+    n = len(key)
+    for i in range(n):
+        x, y = row[start + i], key[i]
+        if x is not y and not x == y:
+            return False
+    return True
 
 
 @cython.cfunc
