@@ -3,12 +3,14 @@
 An event that moves a window drops the rows that leave it, and freeing them (the rows,
 the window's entries, the operators' records of them) is a fifth of such an event's
 work on Q2. None of it decides the event's outputs. Operators hand what they drop to
-:data:`retired`; the engine empties it once every query has evaluated the event, so the
-cost still counts in the run's CPU time but in no output line's delay (which ends when
-the line is formatted, SPEC §5).
+:data:`retired`; the engine empties it once every query has evaluated the event
+(``Engine.process``), so the cost still counts in the run's CPU time but in no output
+line's delay (which ends when the line is formatted, SPEC §5).
 
+>>> from taxi_rsp.engine.engine import Engine
+>>> from taxi_rsp.rdf.events import GraphEvent
 >>> retired.append([("a row",)])
->>> release()
+>>> Engine().process(GraphEvent(1, 0, (), 0))
 >>> retired
 []
 """
@@ -16,8 +18,3 @@ the line is formatted, SPEC §5).
 from __future__ import annotations
 
 retired: list = []  # dropped by operators during the current event (never read)
-
-
-def release() -> None:
-    """Free what the current event retired (the engine calls this after each event)."""
-    retired.clear()

@@ -51,9 +51,6 @@ class ByIdentity:
         self._last = now
         return out
 
-    def clear(self) -> None:
-        self._last = {}
-
 
 @cython.inline
 @cython.cfunc
