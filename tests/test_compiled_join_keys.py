@@ -1,5 +1,5 @@
 """The compiled join looks the other side up once per run of deltas under one key
-(``_same_key``: parts that are the same objects are equal without a rich comparison).
+(``_has_key``: parts that are the same objects are equal without a rich comparison).
 Keys whose parts are only equal values (rows built apart), the same objects (a group's
 old and new rows), or that alternate must give exactly the reference join's output,
 order included."""

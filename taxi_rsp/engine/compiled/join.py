@@ -107,7 +107,7 @@ class CompiledJoin(Operator):
                     key = last_key if same else cython.cast(tuple, row)[key_from:key_to]
                 else:
                     key = key_of(row)
-                    same = looked and _same_key(key, last_key)  # (no comparison with a non-tuple first)
+                    same = looked and _has_key(key, 0, last_key)  # (no comparison with a non-tuple first)
                 unbound = False
                 for part in () if same else key:  # `None in key` compares each part with == (slow for ints)
                     if part is None:
@@ -145,7 +145,7 @@ class CompiledJoin(Operator):
                 # one key: the old row's list is kept for the new row (no dict operation for
                 # the pair); dropped if the next delta is anything else
                 if vacated is not None:
-                    if mult == 1 and _same_key(key, vacated_key):
+                    if mult == 1 and _has_key(key, 0, vacated_key):
                         vacated[0] = row
                         vacated = None
                         continue
@@ -211,26 +211,13 @@ class CompiledJoin(Operator):
 @cython.locals(row=tuple, start=cython.Py_ssize_t, key=tuple, n=cython.Py_ssize_t, i=cython.Py_ssize_t)
 @cython.returns(cython.bint)
 def _has_key(row: tuple, start: int, key: tuple) -> bool:
-    """``row[start:start + len(key)] == key`` without slicing (as :func:`_same_key` compares)."""
+    """``row[start:start + len(key)] == key`` without slicing (``start`` 0: two keys of one
+    length), part by part as the tuple comparison does: parts that are the same objects (a
+    group's old and new rows share their key's ids) are equal without a rich comparison,
+    and the first unequal part ends it without the tuple comparison's set-up."""
     n = len(key)
     for i in range(n):
         x, y = row[start + i], key[i]
-        if x is not y and not x == y:
-            return False
-    return True
-
-
-@cython.cfunc
-@cython.locals(a=tuple, b=tuple, n=cython.Py_ssize_t, i=cython.Py_ssize_t)
-@cython.returns(cython.bint)
-def _same_key(a: tuple, b: tuple) -> bool:
-    """``a == b`` for two keys of one length, part by part as the tuple comparison does:
-    parts that are the same objects (a group's old and new rows share their key's ids)
-    are equal without a rich comparison, and the first unequal part ends it without the
-    tuple comparison's set-up."""
-    n = len(a)
-    for i in range(n):
-        x, y = a[i], b[i]
         if x is not y and not x == y:  # a part at a time: the first unequal one decides at once
             return False
     return True
