@@ -337,6 +337,76 @@ def test_a_top_k_whose_head_holds_only_the_reported_rows_equals_the_reference(te
     assert compiled == _outputs(query, events, compiled=False)
 
 
+# the first ORDER BY part readable alone (an integer count, a ratio of a median and a count,
+# a number), a later part of any type (MAX of mixed values): rows placed in the rest by their first part
+# alone may hold a key the compiled top-k cannot compute, found only when a refill needs it
+LAZY_KEY_QUERIES = [
+    """SELECT ?k (COUNT(*) AS ?n) (MAX(?v) AS ?hi) WHERE { STREAM <%sstream> [RANGE 5m] { ?e ex:k ?k ; ex:v ?v } }
+       GROUP BY ?k ORDER BY DESC(?n) DESC(?hi) LIMIT 1""",
+    """SELECT ?k ?r ?hi WHERE {
+         { SELECT ?k (MEDIAN(?w) AS ?m) (MAX(?v) AS ?hi) WHERE { STREAM <%sstream> [RANGE 2m] { ?e ex:k ?k ; ex:v ?v ; ex:w ?w } } GROUP BY ?k }
+         { SELECT ?k (COUNT(*) AS ?n) WHERE { STREAM <%sstream> [RANGE 5m] { ?e ex:k ?k ; ex:seq ?s } } GROUP BY ?k }
+         BIND(?m / ?n AS ?r)
+       } ORDER BY DESC(?r) ASC(?hi) LIMIT 1""",
+    # a number read as its float first (decimals and integers mixed), then a value of any type
+    """SELECT ?e ?w ?v WHERE { STREAM <%sstream> [RANGE 2m] { ?e ex:w ?w ; ex:v ?v } } ORDER BY DESC(?w) ASC(?v) LIMIT 1""",
+]
+
+
+@pytest.mark.parametrize("template", LAZY_KEY_QUERIES)
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(events=st.lists(EVENT, min_size=1, max_size=40))
+# b ties the head's first part (the ratio 2, the count 1) and wins on the next: not the rest
+@example(events=[(0, "a", 5, 2), (0, "c", 1, 1), (0, "b", 1, 2)])
+# c's decimal -0.5 sorts before the head's -1.75 (DESC): read as its value, not its payload
+@example(events=[(0, "a", 1, decimal("-1.75")), (0, "b", 1, -4), (0, "c", 1, decimal("-0.5"))])
+def test_rest_rows_keyed_only_when_a_refill_needs_them_equal_the_reference(template: str, events) -> None:
+    """A new row whose first key part alone sorts after the head waits in the rest without
+    a key; a refill computes the missing keys and hands over when one cannot be compiled.
+    With the head cut to the rows reported, every such path runs."""
+    from taxi_rsp.engine.compiled import topk
+
+    query = PREFIX + template.replace("%s", EX)
+    saved = topk.HEAD_MIN, topk.HEAD_SLACK
+    topk.HEAD_MIN, topk.HEAD_SLACK = 1, 1
+    try:
+        compiled = _outputs(query, events, compiled=True)
+    finally:
+        topk.HEAD_MIN, topk.HEAD_SLACK = saved
+    assert compiled == _outputs(query, events, compiled=False)
+
+
+def test_a_rest_row_without_a_key_is_keyed_by_the_refill_that_needs_it() -> None:
+    """Key ``a`` (two rows) heads the ranking; ``b`` and ``c`` (one row each) join the rest
+    by their count alone - ``c``'s MAX is a string, outside the compiled key, and nothing
+    notices while it waits. When ``a`` leaves the window the head refills, computes ``c``'s
+    key, and hands over to the reference, whose reports match the reference engine's."""
+    from taxi_rsp.engine.compiled import topk
+
+    query = PREFIX + LAZY_KEY_QUERIES[0].replace("%s", EX)
+    events = [(0, "a", 1, None), (0, "a", 2, None), (1, "b", 1, None), (1, "c", "text", None)]
+    saved = topk.HEAD_MIN, topk.HEAD_SLACK
+    topk.HEAD_MIN, topk.HEAD_SLACK = 1, 1
+    try:
+        engine = Engine()
+        registered = engine.register(query, "q")
+        (op,) = [o for o in registered.physical.operators if isinstance(o, topk.CompiledTopK)]
+        modes = []
+        stream = Stream(engine)
+        minute = 0.0
+        for n, (gap, key, v, _) in enumerate(events, 1):
+            minute += gap
+            stream.send(minute, (f"ex:e{n}", "ex:k", key), (f"ex:e{n}", "ex:v", v))
+            modes.append(op.mode)
+        stream.send(minute + 3.5, ("ex:e9", "ex:k", "e"), ("ex:e9", "ex:v", 1))  # a's rows have left
+        modes.append(op.mode)
+    finally:
+        topk.HEAD_MIN, topk.HEAD_SLACK = saved
+    assert modes == ["compiled"] * 4 + ["reference"]
+    expected = _outputs(query, events + [(3.5, "e", 1, None)], compiled=False)
+    assert [(o.trigger.time, o.trigger.is_expiry, o.terms(), o.terms(o.deleted)) for o in stream.outputs] == expected
+
+
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(events=st.lists(st.tuples(st.sampled_from([0, 0.5, 1, 2, 5]), st.sampled_from(["b", "a", "c", "ab", ""]),
                                  st.one_of(st.none(), st.integers(-3, 9)), st.none()), min_size=1, max_size=40))

@@ -23,6 +23,13 @@ buffer between k and k_max (Yi et al., ICDE 2003) on a sorted list. Whether a he
 waits in the rest is a flag in its entry, not a second ``dict``: a change hashes its row
 once (hashing a row of ids is most of what a change far from the top costs).
 
+Most changes land in the rest, and a rest row's key is read only by a refill. When the
+first ORDER BY part is a numeric variable or a ratio ``?a / ?b`` of inline numbers, a new
+row whose first part alone (a C integer or double, no key tuple, no exact ratio) sorts
+strictly after the head's last key joins the rest without a key; the rare refill computes
+the keys it lacks (and hands over if one falls outside the compiled assumptions: the row's
+first part already placed it after every reported row, so the reports before are exact).
+
 A row outside those assumptions (another kind, an unbound value, a computed-value id)
 makes the operator hand over to the reference: the current relation is pushed into a
 :class:`TopKOp`, which answers from then on.
@@ -101,6 +108,9 @@ class CompiledTopK(Operator):
         self._capacity = None if self._wanted is None else max(HEAD_MIN, HEAD_SLACK * self._wanted)
         self._last: list[Row] = []
         self._key = None
+        # how a row's first key part is read without its key (see _first_after); kind
+        # FIRST_NONE until _compile finds one
+        self._first = _FirstPart()
         # whether the reported prefix may differ from the last snapshot: a plain attribute
         # (the report policy reads it every instant; a property call costs ~5x a read),
         # mirroring the reference's flag once it answers
@@ -163,6 +173,7 @@ class CompiledTopK(Operator):
         for var, expr in self._extends:
             if var not in ratios:
                 c.add_extend(var, expr)
+        self._first.set(*self._first_part(sample, schema, codes, ratios))
         parts = []
         pairs: list[str] = []  # lines binding a local to a (float, exact) pair of key parts
         for expr, descending in self._order:
@@ -229,6 +240,28 @@ class CompiledTopK(Operator):
         functions = define(self.source, "<taxi_rsp compiled top-k>", namespace,
                            install=lambda compiled: swap(self, "_key", functions["key"], compiled["key"]))
         self._key = functions["key"]
+
+    def _first_part(self, sample: Row, schema: tuple[str, ...], codes: dict[int, int],
+                    ratios: dict[str, tuple[int, int]]) -> tuple[int, int, int, bool]:
+        """How :func:`_first_after` reads the first key part :meth:`_compile` builds, as
+        its loop decides it: a ratio of two inputs (``ratios``), an input read as an
+        inline integer (the sample's type code), a number read as its correctly rounded
+        float (an input ordered neither by its text nor as an integer), or nothing
+        readable alone (a computed expression, a text)."""
+        if not self._order:
+            return FIRST_NONE, 0, 0, False
+        expr, descending = self._order[0]
+        if not isinstance(expr, ast.Var):
+            return FIRST_NONE, 0, 0, False
+        if expr.name in ratios:
+            a, b = ratios[expr.name]
+            return FIRST_RATIO, a, b, descending
+        if expr.name not in schema:
+            return FIRST_NONE, 0, 0, False
+        at = schema.index(expr.name)
+        if not descending and self._textual(sample[at]) is not None:
+            return FIRST_NONE, 0, 0, False
+        return (FIRST_INTEGER if codes.get(at) == T_INTEGER else FIRST_NUMBER), at, 0, descending
 
     def _text_or_none(self, term_id: Any) -> Any:
         """The Python value of a dictionary id that is not inline (None otherwise)."""
@@ -316,6 +349,7 @@ class CompiledTopK(Operator):
         multiples = cython.declare(list, self._multiples)
         wanted, capacity = self._wanted, self._capacity
         handed_over = self._handed_over
+        first = cython.declare(_FirstPart, self._first)
 
         def push(deltas: list[Delta]) -> None:
             if handed_over:
@@ -348,6 +382,12 @@ class CompiledTopK(Operator):
                     if found is fresh:
                         if mult > 1:
                             multiples[0] += 1
+                        if rest_count[0] and ordered and len(ordered) >= wanted and _first_after(row, first, ordered[-1][0]):
+                            # after the whole head by its first part: waits in the rest, its
+                            # key left for a refill (nor can it change the reported prefix)
+                            fresh[2] = True
+                            rest_count[0] += 1
+                            continue
                         key = key_of(row)
                         if key is None:
                             del held[row]
@@ -360,8 +400,10 @@ class CompiledTopK(Operator):
                         if not changed and (wanted is None or len(ordered) < wanted or _key_le(key, ordered[wanted - 1])):
                             changed = True
                         if rest_count[0]:
-                            if not ordered:
-                                self._refill()
+                            if not ordered and not self._refill():  # a rest row's key fell outside
+                                self.changed = changed
+                                self._hand_over(deltas[n + 1:])  # this row is held already
+                                return
                             if _key_gt(key, ordered[-1]):  # after the whole head: it waits in the rest
                                 fresh[2] = True
                                 rest_count[0] += 1
@@ -371,8 +413,11 @@ class CompiledTopK(Operator):
                             held[ordered.pop()[-1]][2] = True
                             rest_count[0] += 1
                         continue
-                key = found[0]
-                if not changed and (wanted is None or len(ordered) < wanted or _key_le(key, ordered[wanted - 1])):
+                key = found[0]  # None for a rest row that never needed its key
+                # a row of the rest sorts after every head key: in the reported prefix only
+                # while the head is short
+                if not changed and (wanted is None or len(ordered) < wanted
+                                    or (not found[2] and _key_le(key, ordered[wanted - 1]))):
                     changed = True
                 before = found[1]
                 count = found[1] = before + mult
@@ -392,16 +437,27 @@ class CompiledTopK(Operator):
 
         return push
 
-    def _refill(self) -> None:
+    def _refill(self) -> bool:
         """Move the smallest keys of the rest into the head, up to its capacity (every
-        key left in the rest sorts after them, and the head's keys sort before all)."""
-        ordered, held = self._sorted, self._held
-        moved = nsmallest(self._capacity - len(ordered),
-                          [entry[0] for entry in held.values() if entry[2]])
+        key left in the rest sorts after them, and the head's keys sort before all),
+        computing the keys rest rows were given without (see _first_after). False, and
+        the head untouched, when such a key falls outside the compiled assumptions: the
+        caller hands over."""
+        ordered, held, key_of = self._sorted, self._held, self._key
+        waiting = []
+        for row, entry in held.items():
+            if entry[2]:
+                if entry[0] is None:
+                    entry[0] = key_of(row)
+                    if entry[0] is None:
+                        return False
+                waiting.append(entry[0])
+        moved = nsmallest(self._capacity - len(ordered), waiting)
         for key in moved:
             held[key[-1]][2] = False
         self._rest_count[0] -= len(moved)
         ordered.extend(moved)  # nsmallest returns them in order, all after the head's keys
+        return True
 
     def _hand_over(self, remaining: list[Delta]) -> None:
         """Give the relation to the reference operator, which answers from now on."""
@@ -425,8 +481,9 @@ class CompiledTopK(Operator):
             return rows
         self.changed = False
         wanted = self._wanted
-        if wanted is not None and len(self._sorted) < wanted and self._rest_count[0]:
-            self._refill()
+        if wanted is not None and len(self._sorted) < wanted and self._rest_count[0] and not self._refill():
+            self._hand_over([])
+            return self.snapshot()
         if not self._multiples[0]:  # every row held once: the head's first keys are the rows
             rows = [key[-1] for key in self._sorted[self.offset:wanted]]
         else:
@@ -469,6 +526,28 @@ class CompiledTopK(Operator):
 
 _MEMO_LIMIT = 1 << 16
 
+# the kinds of first key part _first_after reads
+FIRST_NONE = cython.declare(cython.int, 0)
+FIRST_RATIO = cython.declare(cython.int, 1)  # a: the numerator's position, b: the divisor's
+FIRST_INTEGER = cython.declare(cython.int, 2)  # a: the position of an inline integer
+FIRST_NUMBER = cython.declare(cython.int, 3)  # a: the position of a number (its float first)
+
+
+@cython.cclass
+class _FirstPart:
+    """Where a row's first key part is read from (C fields: read per change)."""
+
+    kind = cython.declare(cython.int, visibility="readonly")
+    a = cython.declare(cython.Py_ssize_t, visibility="readonly")
+    b = cython.declare(cython.Py_ssize_t, visibility="readonly")
+    descending = cython.declare(cython.bint, visibility="readonly")
+
+    def __init__(self) -> None:
+        self.set(FIRST_NONE, 0, 0, False)
+
+    def set(self, kind: int, a: int, b: int, descending: bool) -> None:
+        self.kind, self.a, self.b, self.descending = kind, a, b, descending
+
 
 # Sort keys are compared per change (is it in the reported prefix? after the head?). A
 # tuple comparison first looks for the first unequal parts with rich comparisons; when
@@ -492,6 +571,82 @@ def _first_parts_order(a: tuple, b: tuple) -> int:
     elif type(x) is int and type(y) is int and x != y:
         return 1 if x < y else 2
     return 0
+
+
+@cython.ccall  # (a C call here; callable from Python for the tests)
+@cython.cdivision(True)
+@cython.locals(row=tuple, first=_FirstPart, t=cython.longlong, b=cython.longlong,
+               top_scale=cython.longlong, bottom_scale=cython.longlong, n=cython.longlong, d=cython.longlong,
+               value=cython.double, bound=cython.double)
+@cython.returns(cython.bint)
+def _first_after(row: tuple, first: _FirstPart, last: Any) -> bool:
+    """Whether ``row``'s first key part, read alone as ``first`` says, is exactly the one
+    its key would start with and sorts strictly after ``last`` (the head's last key's
+    first part): then the key sorts after the whole head. False when that part cannot be
+    read alone (another kind of id, a zero divisor, a quotient of numbers beyond doubles'
+    exact integers): the key decides. The double ``n / d`` of exact integers is correctly
+    rounded: the float :func:`inline_ratio`, the exact path or ``_ascending`` /
+    ``_descending`` put in the key (Python's int / int rounds correctly too)."""
+    if first.kind == FIRST_RATIO:
+        if type(last) is not float:
+            return False
+        x, y = row[first.a], row[first.b]
+        if type(x) is not int or type(y) is not int:
+            return False
+        t, b = x, y  # ids are below 2**63
+        if not (t & _FLAG and b & _FLAG):
+            return False
+        top_scale = _inline_scale((t >> _SHIFT) & 0xF)
+        bottom_scale = _inline_scale((b >> _SHIFT) & 0xF)
+        if top_scale == 0 or bottom_scale == 0:
+            return False
+        t = _signed_payload(t)
+        b = _signed_payload(b)
+        if (bottom_scale != 1 and not -_SCALABLE < t < _SCALABLE) or (top_scale != 1 and not -_SCALABLE < b < _SCALABLE):
+            return False  # (as inline_ratio: each is multiplied by the other's scale)
+        n = t * bottom_scale
+        d = b * top_scale
+        if d == 0 or not (-_EXACT_DOUBLE < n < _EXACT_DOUBLE and -_EXACT_DOUBLE < d < _EXACT_DOUBLE):
+            return False
+        if d < 0:
+            n, d = -n, -d
+        value = cython.cast(cython.double, n) / cython.cast(cython.double, d)
+        if first.descending:
+            value = -value
+        bound = last
+        return value > bound
+    if first.kind == FIRST_NUMBER:
+        if type(last) is not float:
+            return False
+        x = row[first.a]
+        if type(x) is not int:
+            return False
+        t = x
+        if not t & _FLAG:
+            return False
+        top_scale = _inline_scale((t >> _SHIFT) & 0xF)
+        t = _signed_payload(t)
+        if top_scale == 0 or not -_EXACT_DOUBLE < t < _EXACT_DOUBLE:
+            return False
+        value = cython.cast(cython.double, t) / cython.cast(cython.double, top_scale)
+        if first.descending:
+            value = -value
+        bound = last
+        return value > bound
+    if first.kind == FIRST_INTEGER:
+        if type(last) is not int:
+            return False
+        x = row[first.a]
+        if type(x) is not int:
+            return False
+        t = x
+        if not t & _FLAG or ((t >> _SHIFT) & 0xF) != _INTEGER:
+            return False
+        t = _signed_payload(t)
+        if first.descending:
+            t = -t
+        return t > last
+    return False
 
 
 @cython.cfunc
