@@ -74,6 +74,9 @@ class AtomicOutputs:
         if not os.access(directory, os.W_OK):
             raise UserError(f"output folder {directory} is not writable")
         self._open: dict[str, _OutputFile] = {}
+        # names whose partial file may exist, recorded before it is created: a Ctrl-C
+        # between creating the file and holding its handle still removes it (see abort)
+        self._partials: list[str] = []
         self._renamed: list[Path] = []
         self._earlier = earlier_run(directory)  # read before open() removes the earlier summary
         self._earlier_summary = _read_bytes(directory / "summary.json")
@@ -101,6 +104,7 @@ class AtomicOutputs:
         final = self.directory / name
         try:
             (self.directory / "summary.json").unlink(missing_ok=True)
+            self._partials.append(name)
             handle = _OutputFile(self.partial_path(name), final)
         except OSError as exc:
             raise OutputError(f"cannot write {final}: {exc.strerror or exc}") from exc
@@ -115,6 +119,7 @@ class AtomicOutputs:
             handle.close()
         summary = None
         if summary_name is not None and summary_text is not None:
+            self._partials.append(summary_name)
             summary = _OutputFile(self.partial_path(summary_name), self.directory / summary_name)
             self._open[summary_name] = summary
             summary.write(summary_text)
@@ -133,6 +138,7 @@ class AtomicOutputs:
         except OSError as exc:
             raise OutputError(f"cannot rename the outputs in {self.directory}: {exc.strerror}") from exc
         self._open.clear()
+        self._partials.clear()
         if summary is not None:  # complete: nothing left for abort() to take back
             self._renamed.clear()
 
@@ -151,12 +157,14 @@ class AtomicOutputs:
     def abort(self) -> None:
         """Close and remove this run's files (used on errors and Ctrl-C); outputs already
         renamed by a commit that failed later are removed too: they have no summary."""
-        for name, handle in self._open.items():
+        for handle in self._open.values():
             handle.discard()
+        for name in self._partials:
             self.partial_path(name).unlink(missing_ok=True)
         for path in self._renamed:
             path.unlink(missing_ok=True)
         self._open.clear()
+        self._partials.clear()
         self._renamed.clear()
 
 

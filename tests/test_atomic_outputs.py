@@ -1,0 +1,53 @@
+"""Crash-safe output files (taxi_rsp.outputs.atomic): an interrupt at any moment of a run
+leaves no file that looks complete, and no partial file either."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from taxi_rsp.outputs import atomic
+from taxi_rsp.outputs.atomic import AtomicOutputs
+
+
+def test_an_interrupt_while_a_partial_file_is_being_created_still_removes_it(tmp_path: Path, monkeypatch) -> None:
+    """The file exists before the outputs hold its handle: Ctrl-C in between (a CLI test
+    caught it under load) must not leave ``.q2.csv.partial`` behind."""
+    created = atomic._OutputFile.__init__
+
+    def interrupted_after_creating(self, path: Path, final: Path) -> None:
+        created(self, path, final)
+        if final.name == "q2.csv":
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(atomic._OutputFile, "__init__", interrupted_after_creating)
+    with pytest.raises(KeyboardInterrupt):
+        with AtomicOutputs(tmp_path) as outputs:
+            outputs.open("q1.csv").write("a line\n")
+            outputs.open("q2.csv")
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_an_interrupt_while_the_summary_is_being_created_removes_everything(tmp_path: Path, monkeypatch) -> None:
+    created = atomic._OutputFile.__init__
+
+    def interrupted_after_creating(self, path: Path, final: Path) -> None:
+        created(self, path, final)
+        if final.name == "summary.json":
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(atomic._OutputFile, "__init__", interrupted_after_creating)
+    with pytest.raises(KeyboardInterrupt):
+        with AtomicOutputs(tmp_path) as outputs:
+            outputs.open("q1.csv").write("a line\n")
+            outputs.commit_summary({"lines_read": 1})
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_a_committed_run_keeps_its_outputs_and_no_partial_file(tmp_path: Path) -> None:
+    with AtomicOutputs(tmp_path) as outputs:
+        outputs.open("q1.csv").write("a line\n")
+        outputs.commit_summary({"lines_read": 1})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["q1.csv", "summary.json"]
+    assert (tmp_path / "q1.csv").read_text() == "a line\n"
