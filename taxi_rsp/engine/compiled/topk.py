@@ -366,7 +366,7 @@ class CompiledTopK(Operator):
                     self._hand_over(deltas)
                     return
                 key_of = self._key
-            changed = self.changed
+            changed = False  # whether this push changed the reported prefix (ORed into self.changed)
             n = cython.declare(cython.Py_ssize_t)  # compiled: a C counter, not an int object per delta
             for n, (row, mult) in enumerate(deltas):
                 # one hash of the row per change: a retraction takes its entry out at once
@@ -391,7 +391,7 @@ class CompiledTopK(Operator):
                         key = key_of(row)
                         if key is None:
                             del held[row]
-                            self.changed = changed
+                            self.changed = self.changed or changed
                             self._hand_over(deltas[n:])
                             return
                         fresh[0] = key
@@ -401,7 +401,7 @@ class CompiledTopK(Operator):
                             changed = True
                         if rest_count[0]:
                             if not ordered and not self._refill():  # a rest row's key fell outside
-                                self.changed = changed
+                                self.changed = self.changed or changed
                                 self._hand_over(deltas[n + 1:])  # this row is held already
                                 return
                             if _key_gt(key, ordered[-1]):  # after the whole head: it waits in the rest
@@ -433,7 +433,8 @@ class CompiledTopK(Operator):
                         del ordered[bisect_left(ordered, key)]
                 elif mult < 0:
                     held[row] = found  # still held (a multiplicity above one)
-            self.changed = changed
+            if changed:  # an attribute write per push otherwise (most change only the rest)
+                self.changed = True
 
         return push
 
