@@ -11,17 +11,23 @@ from taxi_rsp.outputs import atomic
 from taxi_rsp.outputs.atomic import AtomicOutputs
 
 
+def interrupt_after_creating(name: str, monkeypatch) -> None:
+    """Ctrl-C right after the partial file of output ``name`` is created, before the
+    outputs hold its handle."""
+    created = atomic._OutputFile.__init__
+
+    def interrupted(self, path: Path, final: Path) -> None:
+        created(self, path, final)
+        if final.name == name:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(atomic._OutputFile, "__init__", interrupted)
+
+
 def test_an_interrupt_while_a_partial_file_is_being_created_still_removes_it(tmp_path: Path, monkeypatch) -> None:
     """The file exists before the outputs hold its handle: Ctrl-C in between (a CLI test
     caught it under load) must not leave ``.q2.csv.partial`` behind."""
-    created = atomic._OutputFile.__init__
-
-    def interrupted_after_creating(self, path: Path, final: Path) -> None:
-        created(self, path, final)
-        if final.name == "q2.csv":
-            raise KeyboardInterrupt
-
-    monkeypatch.setattr(atomic._OutputFile, "__init__", interrupted_after_creating)
+    interrupt_after_creating("q2.csv", monkeypatch)
     with pytest.raises(KeyboardInterrupt):
         with AtomicOutputs(tmp_path) as outputs:
             outputs.open("q1.csv").write("a line\n")
@@ -30,14 +36,7 @@ def test_an_interrupt_while_a_partial_file_is_being_created_still_removes_it(tmp
 
 
 def test_an_interrupt_while_the_summary_is_being_created_removes_everything(tmp_path: Path, monkeypatch) -> None:
-    created = atomic._OutputFile.__init__
-
-    def interrupted_after_creating(self, path: Path, final: Path) -> None:
-        created(self, path, final)
-        if final.name == "summary.json":
-            raise KeyboardInterrupt
-
-    monkeypatch.setattr(atomic._OutputFile, "__init__", interrupted_after_creating)
+    interrupt_after_creating("summary.json", monkeypatch)
     with pytest.raises(KeyboardInterrupt):
         with AtomicOutputs(tmp_path) as outputs:
             outputs.open("q1.csv").write("a line\n")

@@ -532,6 +532,7 @@ FIRST_NONE = cython.declare(cython.int, 0)
 FIRST_RATIO = cython.declare(cython.int, 1)  # a: the numerator's position, b: the divisor's
 FIRST_INTEGER = cython.declare(cython.int, 2)  # a: the position of an inline integer
 FIRST_NUMBER = cython.declare(cython.int, 3)  # a: the position of a number (its float first)
+_Quotient = cython.struct(n=cython.longlong, d=cython.longlong)  # an exact n / d (see _inline_quotient)
 
 
 @cython.cclass
@@ -576,8 +577,7 @@ def _first_parts_order(a: tuple, b: tuple) -> int:
 
 @cython.ccall  # (a C call here; callable from Python for the tests)
 @cython.cdivision(True)
-@cython.locals(row=tuple, first=_FirstPart, t=cython.longlong, b=cython.longlong,
-               top_scale=cython.longlong, bottom_scale=cython.longlong, n=cython.longlong, d=cython.longlong,
+@cython.locals(row=tuple, first=_FirstPart, q=_Quotient, t=cython.longlong, top_scale=cython.longlong,
                value=cython.double, bound=cython.double)
 @cython.returns(cython.bint)
 def _first_after(row: tuple, first: _FirstPart, last: Any) -> bool:
@@ -591,27 +591,10 @@ def _first_after(row: tuple, first: _FirstPart, last: Any) -> bool:
     if first.kind == FIRST_RATIO:
         if type(last) is not float:
             return False
-        x, y = row[first.a], row[first.b]
-        if type(x) is not int or type(y) is not int:
+        q = _inline_quotient(row[first.a], row[first.b])
+        if q.d == 0 or not (-_EXACT_DOUBLE < q.n < _EXACT_DOUBLE and q.d < _EXACT_DOUBLE):
             return False
-        t, b = x, y  # ids are below 2**63
-        if not (t & _FLAG and b & _FLAG):
-            return False
-        top_scale = _inline_scale((t >> _SHIFT) & 0xF)
-        bottom_scale = _inline_scale((b >> _SHIFT) & 0xF)
-        if top_scale == 0 or bottom_scale == 0:
-            return False
-        t = _signed_payload(t)
-        b = _signed_payload(b)
-        if (bottom_scale != 1 and not -_SCALABLE < t < _SCALABLE) or (top_scale != 1 and not -_SCALABLE < b < _SCALABLE):
-            return False  # (as inline_ratio: each is multiplied by the other's scale)
-        n = t * bottom_scale
-        d = b * top_scale
-        if d == 0 or not (-_EXACT_DOUBLE < n < _EXACT_DOUBLE and -_EXACT_DOUBLE < d < _EXACT_DOUBLE):
-            return False
-        if d < 0:
-            n, d = -n, -d
-        value = cython.cast(cython.double, n) / cython.cast(cython.double, d)
+        value = cython.cast(cython.double, q.n) / cython.cast(cython.double, q.d)
         if first.descending:
             value = -value
         bound = last
@@ -735,8 +718,7 @@ _DECIMAL = cython.declare(cython.longlong, T_DECIMAL)
 
 @cython.ccall
 @cython.cdivision(True)  # every % and // below has non-negative operands (or an exact quotient)
-@cython.locals(t=cython.longlong, b=cython.longlong, top_scale=cython.longlong, bottom_scale=cython.longlong,
-               n=cython.longlong, d=cython.longlong, x=cython.longlong, y=cython.longlong,
+@cython.locals(q=_Quotient, n=cython.longlong, d=cython.longlong, x=cython.longlong, y=cython.longlong,
                rest=cython.longlong, value=cython.double, exact=_Rational)
 def inline_ratio(top: Any, bottom: Any, descending: bool) -> tuple[float, _Rational] | None:
     """The key parts of ``top / bottom`` (as ``_ratio_ascending`` / ``_ratio_descending``
@@ -756,25 +738,10 @@ def inline_ratio(top: Any, bottom: Any, descending: bool) -> tuple[float, _Ratio
     >>> inline_ratio(fare, d.encode(Literal("0", "http://www.w3.org/2001/XMLSchema#integer")), True) is None
     True
     """
-    if type(top) is not int or type(bottom) is not int:
+    q = _inline_quotient(top, bottom)
+    if q.d == 0:
         return None
-    t, b = top, bottom  # ids are below 2**63
-    if not (t & _FLAG and b & _FLAG):
-        return None
-    top_scale = _inline_scale((t >> _SHIFT) & 0xF)
-    bottom_scale = _inline_scale((b >> _SHIFT) & 0xF)
-    if top_scale == 0 or bottom_scale == 0:
-        return None
-    t = _signed_payload(t)
-    b = _signed_payload(b)
-    if (bottom_scale != 1 and not -_SCALABLE < t < _SCALABLE) or (top_scale != 1 and not -_SCALABLE < b < _SCALABLE):
-        return None
-    n = t * bottom_scale  # top / bottom = (t / top_scale) / (b / bottom_scale)
-    d = b * top_scale
-    if d == 0:
-        return None
-    if d < 0:
-        n, d = -n, -d
+    n, d = q.n, q.d
     x, y = (n if n >= 0 else -n), d
     while y:  # Euclid: x becomes gcd(|n|, d)
         rest = x % y
@@ -789,6 +756,36 @@ def inline_ratio(top: Any, bottom: Any, descending: bool) -> tuple[float, _Ratio
     exact.n = n
     exact.d = d
     return value, exact
+
+
+@cython.cfunc
+@cython.locals(t=cython.longlong, b=cython.longlong, top_scale=cython.longlong, bottom_scale=cython.longlong,
+               q=_Quotient)
+@cython.returns(_Quotient)
+def _inline_quotient(top: Any, bottom: Any) -> Any:
+    """``top / bottom`` as ``n / d`` on C integers (d > 0, not reduced) when both are
+    inline integers or decimals of moderate size; ``d == 0`` for anything else (a zero
+    divisor, another kind of id, a payload whose product with the other's scale could
+    overflow). Read by :func:`inline_ratio` and :func:`_first_after`."""
+    q = _Quotient(n=0, d=0)
+    if type(top) is not int or type(bottom) is not int:
+        return q
+    t, b = top, bottom  # ids are below 2**63
+    if not (t & _FLAG and b & _FLAG):
+        return q
+    top_scale = _inline_scale((t >> _SHIFT) & 0xF)
+    bottom_scale = _inline_scale((b >> _SHIFT) & 0xF)
+    if top_scale == 0 or bottom_scale == 0:
+        return q
+    t = _signed_payload(t)
+    b = _signed_payload(b)
+    if (bottom_scale != 1 and not -_SCALABLE < t < _SCALABLE) or (top_scale != 1 and not -_SCALABLE < b < _SCALABLE):
+        return q
+    q.n = t * bottom_scale  # top / bottom = (t / top_scale) / (b / bottom_scale)
+    q.d = b * top_scale
+    if q.d < 0:
+        q.n, q.d = -q.n, -q.d
+    return q
 
 
 @cython.cfunc
