@@ -533,6 +533,7 @@ FIRST_RATIO = cython.declare(cython.int, 1)  # a: the numerator's position, b: t
 FIRST_INTEGER = cython.declare(cython.int, 2)  # a: the position of an inline integer
 FIRST_NUMBER = cython.declare(cython.int, 3)  # a: the position of a number (its float first)
 _Quotient = cython.struct(n=cython.longlong, d=cython.longlong)  # an exact n / d (see _inline_quotient)
+_ONE = INLINE_FLAG | (T_INTEGER << TYPE_SHIFT) | 1  # the inline id of the integer 1
 
 
 @cython.cclass
@@ -577,8 +578,7 @@ def _first_parts_order(a: tuple, b: tuple) -> int:
 
 @cython.ccall  # (a C call here; callable from Python for the tests)
 @cython.cdivision(True)
-@cython.locals(row=tuple, first=_FirstPart, q=_Quotient, t=cython.longlong, top_scale=cython.longlong,
-               value=cython.double, bound=cython.double)
+@cython.locals(row=tuple, first=_FirstPart, q=_Quotient, t=cython.longlong, value=cython.double, bound=cython.double)
 @cython.returns(cython.bint)
 def _first_after(row: tuple, first: _FirstPart, last: Any) -> bool:
     """Whether ``row``'s first key part, read alone as ``first`` says, is exactly the one
@@ -588,31 +588,14 @@ def _first_after(row: tuple, first: _FirstPart, last: Any) -> bool:
     exact integers): the key decides. The double ``n / d`` of exact integers is correctly
     rounded: the float :func:`inline_ratio`, the exact path or ``_ascending`` /
     ``_descending`` put in the key (Python's int / int rounds correctly too)."""
-    if first.kind == FIRST_RATIO:
+    if first.kind == FIRST_RATIO or first.kind == FIRST_NUMBER:
         if type(last) is not float:
             return False
-        q = _inline_quotient(row[first.a], row[first.b])
+        # a number is its quotient by the integer 1
+        q = _inline_quotient(row[first.a], row[first.b] if first.kind == FIRST_RATIO else _ONE)
         if q.d == 0 or not (-_EXACT_DOUBLE < q.n < _EXACT_DOUBLE and q.d < _EXACT_DOUBLE):
             return False
         value = cython.cast(cython.double, q.n) / cython.cast(cython.double, q.d)
-        if first.descending:
-            value = -value
-        bound = last
-        return value > bound
-    if first.kind == FIRST_NUMBER:
-        if type(last) is not float:
-            return False
-        x = row[first.a]
-        if type(x) is not int:
-            return False
-        t = x
-        if not t & _FLAG:
-            return False
-        top_scale = _inline_scale((t >> _SHIFT) & 0xF)
-        t = _signed_payload(t)
-        if top_scale == 0 or not -_EXACT_DOUBLE < t < _EXACT_DOUBLE:
-            return False
-        value = cython.cast(cython.double, t) / cython.cast(cython.double, top_scale)
         if first.descending:
             value = -value
         bound = last
