@@ -576,7 +576,7 @@ def _first_parts_order(a: tuple, b: tuple) -> int:
     return 0
 
 
-@cython.ccall  # (a C call here; callable from Python for the tests)
+@cython.cfunc
 @cython.cdivision(True)
 @cython.locals(row=tuple, first=_FirstPart, q=_Quotient, t=cython.longlong, value=cython.double, bound=cython.double)
 @cython.returns(cython.bint)
