@@ -108,7 +108,13 @@ def structure_sizes(engine: Engine) -> dict[str, int]:
                 sizes["compiled groups"] += groups
                 sizes["compiled median values"] += values
                 sizes["compiled window rows"] += len(op._entries)
-            if isinstance(op, (CompiledJoin, CompiledCorrelated)):
+            if isinstance(op, CompiledJoin):
+                # no key left behind with neither side's rows (a merged row only for two lone rows)
+                assert all(slot[0] is not None or slot[1] is not None for slot in op._slots.values())
+                assert all(slot[2] is None or (type(slot[0]) is tuple and type(slot[1]) is tuple)
+                           for slot in op._slots.values())
+                sizes["compiled join/minus rows"] += op.state_size()
+            if isinstance(op, CompiledCorrelated):
                 sides = (op._left, op._right)
                 assert all(rows for side in sides for rows in side.values())  # no empty key left behind
                 sizes["compiled join/minus rows"] += sum(len(rows) for side in sides for rows in side.values())

@@ -32,11 +32,13 @@ class CompiledJoin(Operator):
         self.shared = reference.shared
         self._reference = reference
         reference._sinks = self._sinks
-        # key -> the rows under it with their multiplicities, or a one-item list holding the
-        # row when it is the only one and held once (the common case under a GROUP BY: no
-        # dict per key, and a group's new row takes its old row's place in the list)
-        self._left: dict[tuple, list | dict[Row, int]] = {}
-        self._right: dict[tuple, list | dict[Row, int]] = {}
+        # key -> its slot [left rows, right rows, merged]: one look-up of a key finds both
+        # sides. A side's rows are None (none), the row itself when it is the only one and
+        # held once (the common case under a GROUP BY: no dict per key, and a group's new
+        # row takes its old row's place), or a dict of rows to multiplicities. ``merged`` is
+        # the row emitted for the two lone rows held, or None: a retraction of either emits
+        # that very object (a consumer keyed by rows finds it by identity, no comparison)
+        self._slots: dict[tuple, list] = {}
         self._handed_over: list[bool] = []  # non-empty once the reference answers
         self._left_positions = [left.index(v) for v in self.shared]
         self._right_positions = [right.index(v) for v in self.shared]
@@ -59,16 +61,16 @@ class CompiledJoin(Operator):
     def state_size(self) -> int:
         if self._handed_over:
             return self._reference.state_size()
-        return sum(len(held) if type(held) is dict else 1 for side in (self._left, self._right)
-                   for held in side.values())
+        return sum(len(_counted(slot[side])) for slot in self._slots.values() for side in (0, 1))
 
     def _side(self, from_left: bool) -> Callable[[list[Delta]], None]:
-        """The push of one side: a closure over that side's state, so a call reads no
-        attribute (it runs for every batch of deltas of its input); the first key with an
-        unbound value hands both sides to the reference join, which answers from then on."""
+        """The push of one side: a closure over the slots, so a call reads no attribute (it
+        runs for every batch of deltas of its input); the first key with an unbound value
+        hands both sides to the reference join, which answers from then on."""
         # typed for the compiled module: dict methods called directly, not looked up per call
-        own = cython.declare(dict, self._left if from_left else self._right)
-        other = cython.declare(dict, self._right if from_left else self._left)
+        slots = cython.declare(dict, self._slots)
+        own_at = cython.declare(cython.Py_ssize_t, 0 if from_left else 1)
+        other_at = cython.declare(cython.Py_ssize_t, 1 - own_at)
         key_of, tail = (self._left_key if from_left else self._right_key), self._tail
         # keys and tails at consecutive positions (a group's key leads its rows, its
         # aggregates follow) are sliced in C: no call per delta
@@ -92,13 +94,11 @@ class CompiledJoin(Operator):
                 return
             out = cython.declare(list, [])  # compiled: out.append is a C call, not a bound method
             n = cython.declare(cython.Py_ssize_t)  # compiled: a C counter, not an int object per delta
-            looked = cython.declare(cython.bint, False)  # whether last_key / last_matches are set
+            looked = cython.declare(cython.bint, False)  # whether last_key / slot are set
             same = cython.declare(cython.bint)  # the delta's key is last_key
+            slot = cython.declare(list, None)  # the slot of last_key (None: the key has none yet)
             last_key: tuple = ()
-            last_matches = None
-            lone_tail = None  # the tail of last_matches' lone row, once taken (the other side holds still)
-            vacated = None  # the one-row list whose row the previous delta took out...
-            vacated_key: tuple = ()  # ... under this key: dropped unless the next delta refills it
+            lone_tail = None  # the tail of the other side's lone row, once taken (it holds still)
             for n, (row, mult) in enumerate(deltas):
                 # a group's change arrives as (old row, -1), (new row, +1) under one key:
                 # the second finds its key in place and shares the first's (checked) key
@@ -108,88 +108,67 @@ class CompiledJoin(Operator):
                 else:
                     key = key_of(row)
                     same = looked and _has_key(key, 0, last_key)  # (no comparison with a non-tuple first)
-                unbound = False
-                for part in () if same else key:  # `None in key` compares each part with == (slow for ints)
-                    if part is None:
-                        unbound = True
-                        break
-                if unbound:
-                    if vacated is not None:
-                        del own[vacated_key]
-                    self._hand_over()
-                    reference.emit(out)
-                    to_reference(deltas[n:])
-                    return
-                # the other side does not change during this push: look it up once per run
                 if not same:
-                    last_key, last_matches, looked, lone_tail = key, other.get(key), True, None
-                matches = last_matches
+                    unbound = False
+                    for part in key:  # `None in key` compares each part with == (slow for ints)
+                        if part is None:
+                            unbound = True
+                            break
+                    if unbound:
+                        self._hand_over()
+                        reference.emit(out)
+                        to_reference(deltas[n:])
+                        return
+                    if looked and slot is not None and slot[0] is None and slot[1] is None:
+                        del slots[last_key]  # the previous key's rows all left
+                    # the other side does not change during this push: look it up once per run
+                    last_key, slot, looked, lone_tail = key, slots.get(key), True, None
+                    if slot is None:
+                        slot = [None, None, None]
+                        slots[key] = slot
+                held = slot[own_at]
+                matches = slot[other_at]
+                merged = None
                 if matches is not None:
-                    if type(matches) is list:  # one row, held once
-                        lone = cython.cast(list, matches)[0]
-                        if from_left:
+                    if type(matches) is not dict:  # one row, held once
+                        if mult == -1 and held is row and slot[2] is not None:
+                            merged = slot[2]  # the very row emitted when it arrived
+                        elif from_left:
                             if lone_tail is None:
-                                lone_tail = cython.cast(tuple, lone)[tail_from:tail_to] if tail_sliced else tail(lone)
-                            out.append((row + lone_tail, mult))
+                                lone_tail = cython.cast(tuple, matches)[tail_from:tail_to] if tail_sliced else tail(matches)
+                            merged = row + lone_tail
                         else:
-                            extra = cython.cast(tuple, row)[tail_from:tail_to] if tail_sliced else tail(row)
-                            out.append((lone + extra, mult))
+                            merged = matches + (cython.cast(tuple, row)[tail_from:tail_to] if tail_sliced else tail(row))
+                        out.append((merged, mult))
                     elif from_left:
-                        for held, count in reversed(matches.items()):  # newest first, like the ring
-                            out.append((row + tail(held), mult * count))
+                        for other_row, count in reversed(matches.items()):  # newest first, like the ring
+                            out.append((row + tail(other_row), mult * count))
                     else:
                         extra = tail(row)
-                        for held, count in reversed(matches.items()):
-                            out.append((held + extra, mult * count))
-                # the row's own side. A group's change is (old row, -1), (new row, +1) under
-                # one key: the old row's list is kept for the new row (no dict operation for
-                # the pair); dropped if the next delta is anything else
-                if vacated is not None:
-                    if mult == 1 and _has_key(key, 0, vacated_key):
-                        vacated[0] = row
-                        vacated = None
-                        continue
-                    del own[vacated_key]
-                    vacated = None
-                if mult == 1:
-                    cell = [row]
-                    held = own.setdefault(key, cell)  # one hash: a new key holds the row's list
-                    if held is cell:
-                        continue
-                    if type(held) is list:
-                        lone = cython.cast(list, held)[0]
-                        own[key] = {lone: 1, row: 1} if lone is not row and lone != row else {row: 2}
-                        continue
-                elif mult == -1:
-                    held = own.get(key)
-                    if held is None:
-                        own[key] = {row: -1}
-                        continue
-                    if type(held) is list:
-                        lone = cython.cast(list, held)[0]
-                        if lone is row or lone == row:  # a group's old row is the very row it emitted
-                            vacated, vacated_key = held, key
-                        else:
-                            own[key] = {lone: 1, row: -1}
-                        continue
+                        for other_row, count in reversed(matches.items()):
+                            out.append((other_row + extra, mult * count))
+                # the row's own side: a group's change is (old row, -1), (new row, +1) under
+                # one key, the lone old row's place empty in between (no dict for the pair)
+                if held is None:
+                    slot[own_at] = row if mult == 1 else {row: mult}
+                elif type(held) is not dict:  # one row, held once
+                    if held is row or held == row:  # a group's old row is the very row it emitted
+                        count = 1 + mult
+                        slot[own_at] = None if count == 0 else held if count == 1 else {held: count}
+                    else:
+                        slot[own_at] = {held: 1, row: mult}
                 else:
-                    held = own.get(key)
-                    if held is None:
-                        own[key] = {row: mult}
-                        continue
-                    if type(held) is list:
-                        lone = cython.cast(list, held)[0]
-                        own[key] = {lone: 1, row: mult} if lone is not row and lone != row else {row: 1 + mult}
-                        continue
-                count = held.get(row, 0) + mult
-                if count:
-                    held[row] = count
-                else:
-                    del held[row]
-                    if not held:
-                        del own[key]
-            if vacated is not None:
-                del own[vacated_key]
+                    count = cython.cast(dict, held).get(row, 0) + mult
+                    if count:
+                        cython.cast(dict, held)[row] = count
+                    else:
+                        del cython.cast(dict, held)[row]
+                        if not held:
+                            slot[own_at] = None
+                # the merged row of two lone rows, kept for the retraction of either
+                slot[2] = merged if mult == 1 and slot[own_at] is row and type(matches) is not dict else None
+            if looked and slot is not None and slot[0] is None and slot[1] is None:
+                del slots[last_key]
             if out:
                 for sink in sinks:
                     sink(out)
@@ -199,11 +178,11 @@ class CompiledJoin(Operator):
     def _hand_over(self) -> None:
         """Load both sides into the reference join's indexes (emitting nothing)."""
         reference = self._reference
-        for side, index in ((self._left, reference._left), (self._right, reference._right)):
-            for key, held in side.items():
+        for key, slot in self._slots.items():
+            for held, index in ((slot[0], reference._left), (slot[1], reference._right)):
                 for row, mult in _counted(held):
                     index.add(key, row, mult)
-            side.clear()
+        self._slots.clear()
         self._handed_over.append(True)
 
 
@@ -223,7 +202,13 @@ def _has_key(row: tuple, start: int, key: tuple) -> bool:
     return True
 
 
-def _counted(held: list | dict[Row, int]) -> list[tuple[Row, int]]:
-    """The (row, multiplicity) pairs under one key: a lone row held once is kept in a
-    one-item list (a group's output has one row per key: no dict per key then)."""
-    return list(held.items()) if type(held) is dict else [(held[0], 1)]
+def _counted(held: Row | dict[Row, int] | None) -> list[tuple[Row, int]]:
+    """The (row, multiplicity) pairs of one side of a slot: a lone row held once is kept
+    as itself (a group's output has one row per key: no dict per key then).
+
+    >>> _counted(None), _counted(("a",)), _counted({("a",): 2, ("b",): -1})
+    ([], [(('a',), 1)], [(('a',), 2), (('b',), -1)])
+    """
+    if held is None:
+        return []
+    return list(held.items()) if type(held) is dict else [(held, 1)]
