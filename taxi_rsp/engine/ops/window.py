@@ -58,7 +58,6 @@ class WindowScan(Operator):
         self.slide_ms = self.kind.slide_ms
         self._pending: deque[tuple[int, int, tuple[list[Row], ...]]] = deque()
         self._arrivals = 0
-        self.held = 0
         self.kind.bind(self)  # per-call forms of the kind's rules, where it has them
 
     # -- fusion of stateless operators (done by the plan builder) -------------------
@@ -120,13 +119,13 @@ class WindowScan(Operator):
         """A new event of this window's stream arrives (after expiry up to ``time``)."""
         self.kind.insert(self, time, tuple([output._rows(view) for output in self._outputs]))
 
-    def _emit_all(self, batches: list[tuple[list[Row], ...]], mult: int, counted: bool = True) -> None:
+    def _emit_all(self, batches: list[tuple[list[Row], ...]], mult: int) -> None:
         """Emit ``mult`` for the rows of ``batches`` to each output's consumers."""
         for position, output in enumerate(self._outputs):
-            out: list[Delta] = [(row, mult) for rows in batches for row in rows[position]]
-            if counted:
-                self.held += mult * len(out)
-            output.emit(out)
+            output.emit([(row, mult) for rows in batches for row in rows[position]])
 
     def state_size(self) -> int:
-        return self.held
+        """The derived rows this buffer holds for its outputs (events waiting for a SLIDE
+        boundary included), counted when asked: an arrival only appends its entry."""
+        held = sum(len(rows) for entry in self._entries for rows in entry[1])
+        return held + sum(len(rows) for entry in self._pending for rows in entry[2])

@@ -42,7 +42,7 @@ class WindowKind:
 
     def insert(self, scan: WindowScan, time: int, rows: Rows) -> None:
         """An event at ``time`` whose derived rows are ``rows`` arrives."""
-        scan._emit_all([rows], 1, counted=False)
+        scan._emit_all([rows], 1)
 
     def expire(self, scan: WindowScan, until: int) -> None:
         """Retract what leaves at or before ``until`` (and let in what enters)."""
@@ -89,28 +89,38 @@ class RangeWindow(WindowKind):
         goes to the method above."""
         entries, outputs, range_ms = scan._entries, scan._outputs, self.range_ms
         expire_entries, add_entry = self.expire, entries.append
-        sinks = scan._sinks  # the consumers (the list is extended, never replaced)
+        # per output: its node of the shared pipeline (None: its own chain) and its
+        # consumers (a list extended, never replaced). Taken at the first arrival: the plan
+        # is complete by then, while this binding comes before WindowScan.share() and
+        # absorb(). (A node's ``run`` is read per event: a later query may split the trie.)
+        leaves = cython.declare(list, [])
+        consumers = cython.declare(list, [])
 
         def insert(time: int, view: EventView) -> None:
-            if len(outputs) != 1:  # twins share this buffer: an entry holds each one's rows
-                batch = tuple([output._rows(view) for output in outputs])
-                if any(batch):
-                    entries.append((time + range_ms, batch))
-                for output, rows in zip(outputs, batch):
-                    if rows:
-                        scan.held += len(rows)
-                        deltas = [(row, 1) for row in rows]
-                        for sink in output._sinks:  # Operator.emit, without its call
-                            sink(deltas)
+            if not consumers:
+                for output in outputs:
+                    leaves.append(output._leaf)
+                    consumers.append(output._sinks)
+            if len(consumers) == 1:
+                leaf = leaves[0]
+                rows = leaf.run(view) if leaf is not None else scan._rows(view)
+                if rows:
+                    add_entry((time + range_ms, (rows,)))
+                    deltas = [(row, 1) for row in rows]
+                    for sink in consumers[0]:  # Operator.emit, without its call and look-ups
+                        sink(deltas)
                 return
-            leaf = scan._leaf  # set by WindowScan.share() after this binding
-            rows = leaf.run(view) if leaf is not None else scan._rows(view)
-            if rows:
-                add_entry((time + range_ms, (rows,)))
-                scan.held += len(rows)
-                deltas = [(row, 1) for row in rows]
-                for sink in sinks:  # Operator.emit, without its call and look-ups
-                    sink(deltas)
+            # twins share this buffer: an entry holds each one's rows
+            batch = tuple([leaf.run(view) if leaf is not None else output._rows(view)
+                           for leaf, output in zip(leaves, outputs)])
+            if any(batch):
+                add_entry((time + range_ms, batch))
+            n = cython.declare(cython.Py_ssize_t)
+            for n, rows in enumerate(batch):
+                if rows:
+                    deltas = [(row, 1) for row in rows]
+                    for sink in consumers[n]:
+                        sink(deltas)
 
         def expire(until: int) -> None:
             if entries and entries[0][0] <= until:
@@ -148,7 +158,6 @@ class SlidingWindow(RangeWindow):
             scan._emit_all([rows], 1)
         elif enter < expiry:  # else (SLIDE > RANGE) it falls between two windows
             scan._pending.append((enter, expiry, rows))
-            scan.held += sum(len(r) for r in rows)
 
     def expire(self, scan: WindowScan, until: int) -> None:
         pending = scan._pending
@@ -156,7 +165,6 @@ class SlidingWindow(RangeWindow):
             entered = []
             while pending and pending[0][0] <= until:
                 _, expiry, rows = pending.popleft()
-                scan.held -= sum(len(r) for r in rows)
                 scan._entries.append((expiry, rows))
                 entered.append(rows)
             # expiry boundaries of entered events are >= those already in the buffer
