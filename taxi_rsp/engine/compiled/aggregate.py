@@ -43,10 +43,12 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
+import cython
+
 from taxi_rsp.algebra.plan import volatile_step
 from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss, type_codes
 from taxi_rsp.engine.expr import Compiled, ExprError
-from taxi_rsp.engine.generated import define, swap_all
+from taxi_rsp.engine.generated import InCell, define, swap_all
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.aggregates import Sum
 from taxi_rsp.engine.ops.group import GroupOp
@@ -111,8 +113,8 @@ class CompiledAggregate(Operator):
         # (key, state) of the groups touched since the last flush, each once (state[_DIRTY])
         self._dirty: list[tuple[tuple, list]] = []
         self._implicit = not keys
-        self._insert: Callable[[Row, int], None] = self._first_insert
-        self._flush: Callable[[], None] = self._flush_before_first_row
+        # _insert, _expire, _flush (see InCell); nothing expires before the first row
+        self._cells: list[Any] = [self._first_insert, None, self._flush_before_first_row]
         self._kinds: list[Any] = []
         self.mode = "specialised on the first row"  # then "compiled" or "reference"
         self.source = ""
@@ -125,30 +127,32 @@ class CompiledAggregate(Operator):
     def _bind_calls(self) -> None:
         """The window API (``next_expiry``, ``expire``, ``insert``) and ``flush`` as
         closures over the buffer, the dirty groups and the matcher: the query calls them
-        for every event and instant. The generated functions (``_insert``, ``_expire``,
-        ``_flush``) are read at each call: they are swapped when compiled or handed over."""
+        for every event and instant. They call the generated functions (``_insert``,
+        ``_expire``, ``_flush``) through ``_cells``: those are swapped when compiled or
+        handed over."""
         entries, dirty, reference = self._entries, self._dirty, self._reference
         match, range_ms = self.matcher.match_view, self.range_ms
+        cells = cython.declare(list, self._cells)
 
         def next_expiry() -> int | None:
             return entries[0][0] if entries else None
 
         def expire(until: int) -> None:
             if entries and entries[0][0] <= until:
-                self._expire(until)
+                cells[1](until)
 
         def insert(time: int, view: EventView) -> None:
             rows = match(view)
             if rows:
                 expiry = time + range_ms
                 for row in rows:
-                    self._insert(row, expiry)  # looked up each time: a row may make it hand over
+                    cells[0](row, expiry)  # read for each row: a row may make it hand over
 
         def flush() -> None:
-            if self.mode == "reference":
+            if dirty:  # empty once the reference answers: it keeps its own
+                cells[2]()
+            elif self.mode == "reference":
                 reference.flush()
-            elif dirty:
-                self._flush()
 
         self.next_expiry, self.expire, self.insert, self.flush = next_expiry, expire, insert, flush
 
@@ -238,6 +242,9 @@ class CompiledAggregate(Operator):
 
     # attribute -> generated function (swapped for the compiled one when it is built)
     _GENERATED = {"_insert": "insert", "_apply": "apply", "_expire": "expire", "_flush": "flush"}
+    _insert = InCell(0)
+    _expire = InCell(1)
+    _flush = InCell(2)
 
     @staticmethod
     def _key_id(c: ChunkCompiler, name: str) -> str:

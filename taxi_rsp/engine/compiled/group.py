@@ -23,11 +23,13 @@ from bisect import bisect_left, insort
 from fractions import Fraction
 from typing import Any
 
+import cython
+
 from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss, type_codes
 from taxi_rsp.engine.compiled.aggregate import (_DIRTY, _FIRST_STATE, FUSABLE, CompiledAggregate, _Deopt, compiled_form,
                                                flush_source, group_state_source, int_id_source, median_id_source)
 from taxi_rsp.engine.expr import Compiled, ExprError
-from taxi_rsp.engine.generated import define, swap_all
+from taxi_rsp.engine.generated import InCell, define, swap_all
 from taxi_rsp.engine.ops.aggregates import Count, Max, Median, Min, Sum
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.group import GroupOp
@@ -86,8 +88,9 @@ class CompiledGroup(Operator):
         self._implicit = not keys
         self.mode = "specialised on the first row"  # then "compiled" or "reference"
         self.source = ""
-        self._push = self._first_push
-        self._flush = self._reference_flush_before_first_row
+        # _push, _flush (see InCell): the generated functions once compiled
+        self._cells: list[Any] = [self._first_push, self._reference_flush_before_first_row]
+        self._bind_calls()
         if self._implicit:
             # the last slot records whether the group ever held a row (see SUM's result)
             self._groups[()] = state = ([0, None, 1] + [self._empty(n) for n, _, _ in self._aggs]
@@ -105,14 +108,23 @@ class CompiledGroup(Operator):
         return [] if name in ("MIN", "MAX", "MEDIAN") else 0
 
     # -- deltas --------------------------------------------------------------------------
-    def push(self, deltas: list[Delta]) -> None:
-        self._push(deltas)
+    def _bind_calls(self) -> None:
+        """``push(deltas)`` and ``flush()`` as closures calling the generated functions
+        through ``_cells`` (swapped when compiled or handed over): a producer calls push
+        for every batch of deltas, the query flush at every instant."""
+        cells = cython.declare(list, self._cells)
+        dirty, reference = self._dirty, self._reference
 
-    def flush(self) -> None:
-        if self.mode == "reference":
-            self._reference.flush()
-        elif self._dirty:
-            self._flush()
+        def push(deltas: list[Delta]) -> None:
+            cells[0](deltas)
+
+        def flush() -> None:
+            if dirty:  # empty once the reference answers: it keeps its own
+                cells[1]()
+            elif self.mode == "reference":
+                reference.flush()
+
+        self.push, self.flush = push, flush
 
     def _first_push(self, deltas: list[Delta]) -> None:
         try:
@@ -194,6 +206,8 @@ class CompiledGroup(Operator):
 
     # attribute -> generated function (apply_slow: the slow path's; arguments may be errors)
     _GENERATED = {"_push": "push", "_flush": "flush", "_apply": "apply_slow"}
+    _push = InCell(0)
+    _flush = InCell(1)
 
 
     def _unbound_branch(self, c: ChunkCompiler, codes: dict[int, int], args: list[str],
