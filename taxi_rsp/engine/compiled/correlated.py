@@ -28,7 +28,7 @@ from typing import Any
 import cython
 
 from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss, type_codes
-from taxi_rsp.engine.generated import define, swap
+from taxi_rsp.engine.generated import InCell, define, swap
 from taxi_rsp.engine.compiled.rows import contiguous, tuple_getter
 from taxi_rsp.engine.index.oneway import Entry
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
@@ -48,6 +48,7 @@ class CompiledCorrelated(Operator):
     :class:`LeftJoinOp`."""
 
     compiled = True
+    _holds = InCell(0)
 
     def __init__(self, reference: AntiJoinOp | SemiJoinOp, left: tuple[str, ...], right: tuple[str, ...],
                  condition: Any, dictionary: Dictionary) -> None:
@@ -69,7 +70,9 @@ class CompiledCorrelated(Operator):
         # the left, [row, multiplicity] on the right, in arrival order
         self._left: dict[tuple, list | dict] = {}
         self._right: dict[tuple, list | dict] = {}
-        self._holds: Callable[[Row, Row], bool] | None = None if condition is None else self._first_pair
+        # _holds (see InCell): the correlation condition of a pair, None without one;
+        # replaced after the first pair (see _first_pair) and when compiled code is installed
+        self._cells: list[Any] = [None if condition is None else self._first_pair]
         self.source = ""
         self._left_positions = [left.index(v) for v in self.shared]
         self._right_positions = [right.index(v) for v in self.shared]
@@ -170,6 +173,7 @@ class CompiledCorrelated(Operator):
         # typed for the compiled module: dict methods called directly
         left = cython.declare(dict, self._left)
         right = cython.declare(dict, self._right)
+        cells = cython.declare(list, self._cells)
         key_of = cython.declare(_KeyOf, _KeyOf(self._left_positions, self._left_key))
         sinks, handed_over, to_reference = self._sinks, self._handed_over, self._reference.push_left
         optional, tail, padding = self._optional, self._tail, self._padding
@@ -180,7 +184,7 @@ class CompiledCorrelated(Operator):
                 to_reference(deltas)
                 return
             out: list[Delta] = []
-            holds = self._holds  # replaced once, after the first pair (see _first_pair)
+            holds = cells[0]  # replaced once, after the first pair (see _first_pair)
             n = cython.declare(cython.Py_ssize_t)  # compiled: a C counter, not an int object per delta
             for n, (row, mult) in enumerate(deltas):
                 key = key_of.of(row)
@@ -204,12 +208,12 @@ class CompiledCorrelated(Operator):
                             matched = [(entry[0], entry[1]) for entry in _in_order(candidates)
                                        if holds(row, entry[0])]
                             matches = sum(count for _, count in matched)
-                            holds = self._holds
+                            holds = cells[0]
                         else:
                             for entry in _in_order(candidates):
                                 if holds(row, entry[0]):
                                     matches += entry[1]
-                            holds = self._holds
+                            holds = cells[0]
                     if mult:
                         if rows is None:
                             left[key] = [[row, mult, matches]]
@@ -232,7 +236,7 @@ class CompiledCorrelated(Operator):
                     for entry in _newest_first(right[key]):
                         if holds is None or holds(row, entry[0]):
                             out.append((row + tail(entry[0]), mult * entry[1]))
-                    holds = self._holds
+                    holds = cells[0]
             if out:
                 for sink in sinks:
                     sink(out)
@@ -242,6 +246,7 @@ class CompiledCorrelated(Operator):
     def _right_side(self) -> Callable[[list[Delta]], None]:
         left = cython.declare(dict, self._left)
         right = cython.declare(dict, self._right)
+        cells = cython.declare(list, self._cells)
         key_of = cython.declare(_KeyOf, _KeyOf(self._right_positions, self._right_key))
         sinks, handed_over, to_reference = self._sinks, self._handed_over, self._reference.push_right
         optional, tail, padding = self._optional, self._tail, self._padding
@@ -252,7 +257,7 @@ class CompiledCorrelated(Operator):
                 to_reference(deltas)
                 return
             out: list[Delta] = []
-            holds = self._holds
+            holds = cells[0]
             n = cython.declare(cython.Py_ssize_t)  # compiled: a C counter, not an int object per delta
             for n, (row, mult) in enumerate(deltas):
                 key = key_of.of(row)
@@ -278,7 +283,7 @@ class CompiledCorrelated(Operator):
                                     out.append((lrow, sign * state[1]))
                             elif after == 0:
                                 out.append((lrow, -sign * state[1]))
-                    holds = self._holds
+                    holds = cells[0]
                 held = right.get(key)
                 entry = _find(held, row) if held is not None else None
                 if entry is None:

@@ -47,7 +47,7 @@ from typing import Any
 import cython
 
 from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss, type_codes
-from taxi_rsp.engine.generated import define, swap
+from taxi_rsp.engine.generated import InCell, define, swap
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.topk import TopKOp, _row_key, emit_snapshot_change
 from taxi_rsp.engine.reclaim import retired as _retired_list
@@ -76,6 +76,7 @@ class CompiledTopK(Operator):
     """Same results as :class:`TopKOp` (as the ordered root, or emitting deltas)."""
 
     compiled = True
+    _key = InCell(0)
 
     def __init__(self, schema: tuple[str, ...], order: list[tuple[Any, bool]], limit: int | None,
                  offset: int, emits_deltas: bool, reference: TopKOp, dictionary: Dictionary) -> None:
@@ -107,7 +108,8 @@ class CompiledTopK(Operator):
         # the head's capacity (unbounded without a LIMIT: everything stays sorted)
         self._capacity = None if self._wanted is None else max(HEAD_MIN, HEAD_SLACK * self._wanted)
         self._last: list[Row] = []
-        self._key = None
+        # _key (see InCell): row -> flat sort key, once compiled (None before the first row)
+        self._cells: list[Any] = [None]
         # how a row's first key part is read without its key (see _first_after); kind
         # FIRST_NONE until _compile finds one
         self._first = _FirstPart()
@@ -350,6 +352,7 @@ class CompiledTopK(Operator):
         wanted, capacity = self._wanted, self._capacity
         handed_over = self._handed_over
         first = cython.declare(_FirstPart, self._first)
+        cells = cython.declare(list, self._cells)
 
         def push(deltas: list[Delta]) -> None:
             if handed_over:
@@ -358,14 +361,14 @@ class CompiledTopK(Operator):
                 self._reference.push(deltas)
                 self.changed = self._reference.changed
                 return
-            key_of = self._key
+            key_of = cells[0]
             if key_of is None:
                 try:
                     self._compile(deltas[0][0])
                 except NoFast:
                     self._hand_over(deltas)
                     return
-                key_of = self._key
+                key_of = cells[0]
             changed = False  # whether this push changed the reported prefix (ORed into self.changed)
             n = cython.declare(cython.Py_ssize_t)  # compiled: a C counter, not an int object per delta
             for n, (row, mult) in enumerate(deltas):
