@@ -18,9 +18,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+import cython
+
 from taxi_rsp.algebra import plan as P
 from taxi_rsp.engine.codegen import compile_chunk
-from taxi_rsp.engine.generated import swap
+from taxi_rsp.engine.generated import InCell, swap
 from taxi_rsp.engine.ops.match import BGPMatcher, EventView
 from taxi_rsp.engine.ops.stateless import Step
 from taxi_rsp.lang import ast
@@ -69,14 +71,18 @@ class PipelineNode:
     """Rows for the current event after ``steps`` (from the parent's rows, or from the
     BGP match at a root)."""
 
+    # run, _chunk: the node's current closure (see _bind) and its compiled steps, kept in
+    # ``_cells`` so that a child or a window calls them by index (see InCell)
+    _chunk = InCell(1)
+
     def __init__(self, dictionary: Dictionary, parent: PipelineNode | None, steps: list[StepSpec],
                  matcher: BGPMatcher | None = None) -> None:
+        self._cells: list[Any] = [None, None]
         self.dictionary = dictionary
         self.parent = parent
         self.matcher = matcher
         self.steps = steps
         self.children: list[PipelineNode] = []
-        self._chunk: Step | None = None
         self.users = 0
         self._bind()
 
@@ -99,9 +105,13 @@ class PipelineNode:
     def _bind(self) -> None:
         """``run(view)``: this node's rows for the event of ``view``, computed once per
         event (a closure: the parent, matcher and steps are fixed until the trie is split,
-        which binds it again; the last event's rows are its own state, not attributes)."""
+        which binds it again; the last event's rows are its own state, not attributes).
+        It is also ``_cells[0]``, which children and windows call: a list they hold, so a
+        split's new closure reaches them."""
         matcher, parent, steps = self.matcher, self.parent, self.steps
         match = matcher.match_view if matcher is not None else None
+        cells = cython.declare(list, self._cells)
+        parent_cells = cython.declare(list, parent._cells if parent is not None else None)
         last_view: EventView | None = None
         last_rows: list[tuple] = []
 
@@ -109,9 +119,9 @@ class PipelineNode:
             nonlocal last_view, last_rows
             if view is last_view:
                 return last_rows
-            rows = match(view) if parent is None else parent.run(view)  # type: ignore[misc, union-attr]
+            rows = match(view) if parent_cells is None else parent_cells[0](view)  # type: ignore[misc]
             if steps and rows:
-                chunk = self._chunk
+                chunk = cells[1]
                 if chunk is None:
                     chunk = self._chunk = self._compile(rows[0])
                 if len(rows) == 1:  # a star graph matched once: the usual event
@@ -122,7 +132,7 @@ class PipelineNode:
             last_view, last_rows = view, rows
             return rows
 
-        self.run = run
+        self.run = cells[0] = run
 
     def describe(self) -> str:
         return f"{len(self.steps)} steps, shared by {self.users}"
