@@ -131,14 +131,18 @@ def _globals_of(function: ast.FunctionDef) -> set[str]:
     return loads - bound
 
 
-def factory_source(source: str, names: Iterable[str], types: dict[str, str] | None = None) -> str:
+def factory_source(source: str, names: Iterable[str], types: dict[str, str] | None = None,
+                   local_types: dict[str, str] | None = None) -> str:
     """``source``'s functions as closures of ``make(_ns)`` over ``names`` (see above);
     ``types`` declares some of them as a builtin container type for the C compiler (a
-    ``dict`` method is then called directly instead of looked up per call); integer
+    ``dict`` method is then called directly instead of looked up per call), and
+    ``local_types`` some locals and arguments (see :func:`declare_locals`); integer
     arithmetic on ids runs on C integers where :mod:`taxi_rsp.engine.cint` finds it safe."""
     functions = [n.name for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)]
     types = types or {}
     typed = type_integers(source)  # C integer locals where they cannot change a result
+    if local_types:
+        typed = declare_locals(typed, local_types)
     lines = ["import cython", "", "def make(_ns):"] if types or typed != source else ["def make(_ns):"]
     if typed != source:  # C integer locals: their conversion (a .pyx declaration)
         lines[1:1] = ["", AS_C_DECLARATION]
@@ -148,6 +152,39 @@ def factory_source(source: str, names: Iterable[str], types: dict[str, str] | No
     lines += [f"    {line}" if line.strip() else "" for line in source.splitlines()]
     lines.append("    return {" + ", ".join(f"{f!r}: {f}" for f in functions) + "}")
     return "\n".join(lines)
+
+
+def declare_locals(source: str, local_types: dict[str, str]) -> str:
+    """``source`` with ``@cython.locals(name=type)`` on each function binding one of
+    ``local_types``' names (a builtin type: ``o[5]`` on a ``tuple`` is then read in C);
+    the generator vouches that the name only ever holds that type or None (a wrong one
+    raises TypeError in compiled code). Interpreted code never sees the declaration.
+
+    >>> print(declare_locals("def f(o):\\n    return o[1]", {"o": "tuple", "st": "list"}))
+    @cython.locals(o=tuple)
+    def f(o):
+        return o[1]
+    """
+    tree = ast.parse(source)
+    changed = False
+    for fn in tree.body:
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        bound = {a.arg for a in fn.args.args} | {n.id for n in ast.walk(fn)
+                                                  if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        keywords = [ast.keyword(name, ast.Name(local_types[name], ast.Load())) for name in sorted(bound & local_types.keys())]
+        if not keywords:
+            continue
+        for decorator in fn.decorator_list:  # type_integers' C integer locals, if any
+            if (isinstance(decorator, ast.Call) and isinstance(decorator.func, ast.Attribute)
+                    and decorator.func.attr == "locals"):
+                decorator.keywords += keywords
+                break
+        else:
+            fn.decorator_list.insert(0, ast.Call(ast.Attribute(ast.Name("cython", ast.Load()), "locals", ast.Load()),
+                                                 [], keywords))
+        changed = True
+    return ast.unparse(ast.fix_missing_locations(tree)) if changed else source
 
 
 class PlanCompiler:
@@ -172,9 +209,11 @@ class PlanCompiler:
         self._queue: queue.Queue[tuple[str, str, Callable[[ModuleType], None]]] = queue.Queue()
         self._worker: threading.Thread | None = None
 
-    def prepare(self, source: str, namespace: dict[str, Any]) -> tuple[str, str] | None:
+    def prepare(self, source: str, namespace: dict[str, Any],
+                local_types: dict[str, str] | None = None) -> tuple[str, str] | None:
         """The module name and factory source of ``source``, or None when it is not
-        compilable here (then it is simply interpreted)."""
+        compilable here (then it is simply interpreted); ``local_types``: see
+        :func:`declare_locals`."""
         if self.broken is not None:
             return None
         try:
@@ -185,7 +224,7 @@ class PlanCompiler:
             return None  # would fail when read, interpreted or not: let exec report it
         bound = [n for n in names if n in namespace]  # the rest are builtins
         types = {n: _CONTAINERS[type(namespace[n])] for n in bound if type(namespace[n]) in _CONTAINERS}
-        factory = factory_source(source, bound, types)
+        factory = factory_source(source, bound, types, local_types)
         return "tr_" + hashlib.sha256(factory.encode()).hexdigest()[:32], factory
 
     def cached(self, name: str) -> ModuleType | None:
@@ -331,18 +370,20 @@ def plan_compiler() -> PlanCompiler | None:
 
 
 def define(source: str, filename: str, namespace: dict[str, Any],
-           install: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+           install: Callable[[dict[str, Any]], None] | None = None,
+           local_types: dict[str, str] | None = None) -> dict[str, Any]:
     """The functions of generated ``source`` (name -> function), reading their globals
     from ``namespace``. Compiled to C at once when the plan compiler is on and has the
     extension; else ``exec``-ed into ``namespace`` (which is returned), and, given an
     ``install`` callback, the extension is built in the background and ``install`` gets
     the compiled functions (same names) in the engine's thread once it is ready: the
-    caller puts them where it keeps the interpreted ones (if those are still in use)."""
+    caller puts them where it keeps the interpreted ones (if those are still in use).
+    ``local_types``: C types of some locals when compiled (see :func:`declare_locals`)."""
     compiler = plan_compiler()
     prepared = None
     if compiler is not None:
         compiler.defined += 1
-        prepared = compiler.prepare(source, namespace)
+        prepared = compiler.prepare(source, namespace, local_types)
     if prepared is not None:
         name, factory = prepared
         module = compiler.cached(name)  # type: ignore[union-attr]

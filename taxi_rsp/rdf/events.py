@@ -103,7 +103,7 @@ class StarGraph:
 
     subject = cython.declare(object, visibility="readonly")
     layout = cython.declare(object, visibility="readonly")
-    objects = cython.declare(object, visibility="readonly")
+    objects = cython.declare(tuple, visibility="readonly")
     _triples = cython.declare(object)  # tuple[Triple, ...] | None: built on first use
 
     def __init__(self, subject: int, layout: StarLayout, objects: tuple) -> None:

@@ -77,6 +77,8 @@ _DEC_HEAD = INLINE_FLAG | (T_DECIMAL << TYPE_SHIFT)
 # (then it is in the dirty list), then one slot per aggregate
 _DIRTY = 2
 _FIRST_STATE = 3
+# the generated code's group state ``st`` is always such a list (or None): indexed in C
+_STATE_TYPES = {"st": "list"}
 
 
 class _Deopt(Exception):
@@ -237,7 +239,8 @@ class CompiledAggregate(Operator):
             _median_id=self._median_id, _avg_id=self._avg_id,
         )
         functions = define(self.source, "<taxi_rsp compiled aggregate>", namespace,
-                           install=lambda compiled: swap_all(self, self._GENERATED, functions, compiled))
+                           install=lambda compiled: swap_all(self, self._GENERATED, functions, compiled),
+                           local_types=_STATE_TYPES)
         swap_all(self, self._GENERATED, {}, functions)
 
     # attribute -> generated function (swapped for the compiled one when it is built)

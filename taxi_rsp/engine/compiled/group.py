@@ -26,8 +26,9 @@ from typing import Any
 import cython
 
 from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss, type_codes
-from taxi_rsp.engine.compiled.aggregate import (_DIRTY, _FIRST_STATE, FUSABLE, CompiledAggregate, _Deopt, compiled_form,
-                                               flush_source, group_state_source, int_id_source, median_id_source)
+from taxi_rsp.engine.compiled.aggregate import (_DIRTY, _FIRST_STATE, _STATE_TYPES, FUSABLE, CompiledAggregate,
+                                                _Deopt, compiled_form, flush_source, group_state_source,
+                                                int_id_source, median_id_source)
 from taxi_rsp.engine.expr import Compiled, ExprError
 from taxi_rsp.engine.generated import InCell, define, swap_all
 from taxi_rsp.engine.ops.aggregates import Count, Max, Median, Min, Sum
@@ -201,7 +202,8 @@ class CompiledGroup(Operator):
                          _int_id=self._int_id, _dec_id=self._dec_id, _median_id=self._median_id,
                          _avg_id=self._avg_id)
         functions = define(self.source, "<taxi_rsp compiled group>", namespace,
-                           install=lambda compiled: swap_all(self, self._GENERATED, functions, compiled))
+                           install=lambda compiled: swap_all(self, self._GENERATED, functions, compiled),
+                           local_types=_STATE_TYPES)
         swap_all(self, self._GENERATED, {}, functions)
 
     # attribute -> generated function (apply_slow: the slow path's; arguments may be errors)

@@ -14,7 +14,7 @@ small graph (a graph event, or a static graph), with constants dictionary-encode
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import cython
 
@@ -40,13 +40,19 @@ class EventView:
     # a matcher typed with EventView reads them without an attribute look-up)
     triples = cython.declare(object, visibility="readonly")
     layout = cython.declare(object, visibility="readonly")
+    # a star graph's objects and subject, read once here for every star matcher
+    objects = cython.declare(tuple, visibility="readonly")
+    subject = cython.declare(object, visibility="readonly")
     _index = cython.declare(object)  # TripleIndex | None
 
     def __init__(self, event: GraphEvent) -> None:
         self.event = event
         triples = event.triples
         self.triples = triples
-        self.layout = triples.layout if type(triples) is StarGraph else None
+        if type(triples) is StarGraph:
+            self.layout, self.objects, self.subject = triples.layout, triples.objects, triples.subject
+        else:
+            self.layout = self.objects = self.subject = None
         self._index = None
 
     @property
@@ -102,18 +108,26 @@ class BGPMatcher:
         ]
         self.match = self._compile()
         self._star: dict[StarLayout, object] = {}  # layout -> compiled star matcher or None
+        self.match_view = self._view_matcher()
 
-    @cython.locals(view=EventView)
-    def match_view(self, view: EventView) -> list[tuple]:
-        """Rows of the event of ``view`` (the same rows, in the same order, as ``match``)."""
-        layout = view.layout
-        if layout is not None:
-            star = self._star.get(layout, _UNSET)
-            if star is _UNSET:
-                star = self._star[layout] = self._compile_star(layout)
-            if star is not None:
-                return star(view.triples)  # type: ignore[operator]
-        return self.match(view.index)
+    def _view_matcher(self) -> Callable[[EventView], list[tuple]]:
+        """``match_view(view)``: the rows of the event of ``view`` (the same rows, in the
+        same order, as ``match``); a star graph goes to the star matcher compiled for its
+        layout. A closure over the star matchers: each window calls it for every event."""
+        stars = cython.declare(dict, self._star)  # layout -> compiled star matcher or None
+
+        @cython.locals(view=EventView)
+        def match_view(view: EventView) -> list[tuple]:
+            layout = view.layout
+            if layout is not None:
+                star = stars.get(layout, _UNSET)
+                if star is _UNSET:
+                    star = stars[layout] = self._compile_star(layout)
+                if star is not None:
+                    return star(view.objects, view.subject)  # type: ignore[operator]
+            return self.match(view.index)
+
+        return match_view
 
     def _compile_star(self, layout: StarLayout):
         """A matcher reading a star graph's objects by position (None when the
@@ -122,19 +136,19 @@ class BGPMatcher:
         if len(subjects) != 1 or any(step[1][0] for step in self._steps):
             return None
         ((s_var, s),) = subjects
-        lines = ["def star(g):", "    o = g.objects"]
+        lines = ["def star(o, subject):"]  # the graph's objects (a tuple) and subject
         consts: dict[str, int] = {}
         bound: set[int] = set()
         if s_var:
-            lines.append(f"    b{s} = g.subject")
+            lines.append(f"    b{s} = subject")
             bound.add(s)
         else:
             consts["S"] = s
-            lines.append("    if g.subject != S: return []")
+            lines.append("    if subject != S: return []")
         for k, (_, (_, p), (o_var, o)) in enumerate(self._steps):
             position = layout.position.get(p)
             if position is None:  # no triple with this predicate in any such graph
-                lines = ["def star(g):", "    return []"]
+                lines = ["def star(o, subject):", "    return []"]
                 break
             lines += [f"    v = o[{position}]", "    if v is None: return []"]
             if not o_var:
@@ -149,7 +163,8 @@ class BGPMatcher:
             row = ", ".join(f"b{i}" for i in range(len(self.schema)))
             lines.append(f"    return [({row}{',' if len(self.schema) == 1 else ''})]")
         functions = define("\n".join(lines), "<taxi_rsp star bgp>", dict(consts),
-                           install=lambda compiled: self._install_star(layout, functions["star"], compiled["star"]))
+                           install=lambda compiled: self._install_star(layout, functions["star"], compiled["star"]),
+                           local_types={"o": "tuple"})
         return functions["star"]
 
     def _install_star(self, layout: StarLayout, old: object, new: object) -> None:
