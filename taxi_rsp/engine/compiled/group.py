@@ -203,7 +203,7 @@ class CompiledGroup(Operator):
                          _avg_id=self._avg_id)
         functions = define(self.source, "<taxi_rsp compiled group>", namespace,
                            install=lambda compiled: swap_all(self, self._GENERATED, functions, compiled),
-                           local_types=_STATE_TYPES)
+                           local_types={**_STATE_TYPES, "deltas": "list"})  # deltas: always a list
         swap_all(self, self._GENERATED, {}, functions)
 
     # attribute -> generated function (apply_slow: the slow path's; arguments may be errors)

@@ -89,21 +89,21 @@ class RangeWindow(WindowKind):
         goes to the method above."""
         entries, outputs, range_ms = scan._entries, scan._outputs, self.range_ms
         expire_entries, add_entry = self.expire, entries.append
-        # per output: the cells of its node of the shared pipeline (None: its own chain;
-        # see PipelineNode._bind) and its consumers (a list extended, never replaced).
-        # Taken at the first arrival: the plan is complete by then, while this binding
-        # comes before WindowScan.share() and absorb()
-        leaves = cython.declare(list, [])
+        # per output: a list whose first item computes its rows of an event (the cells of
+        # its node of the shared pipeline, see PipelineNode._bind, or its own chain) and
+        # its consumers (a list extended, never replaced). Taken at the first arrival: the
+        # plan is complete by then, while this binding comes before WindowScan.share()
+        # and absorb()
+        feeds = cython.declare(list, [])
         consumers = cython.declare(list, [])
 
         def insert(time: int, view: EventView) -> None:
             if not consumers:
                 for output in outputs:
-                    leaves.append(output._leaf._cells if output._leaf is not None else None)
+                    feeds.append(output._leaf._cells if output._leaf is not None else [output._rows])
                     consumers.append(output._sinks)
             if len(consumers) == 1:
-                leaf = leaves[0]
-                rows = cython.cast(list, leaf)[0](view) if leaf is not None else scan._rows(view)
+                rows = cython.cast(list, feeds[0])[0](view)
                 if rows:
                     add_entry((time + range_ms, (rows,)))
                     deltas = [(row, 1) for row in rows]
@@ -111,8 +111,7 @@ class RangeWindow(WindowKind):
                         sink(deltas)
                 return
             # twins share this buffer: an entry holds each one's rows
-            batch = tuple([cython.cast(list, leaf)[0](view) if leaf is not None else output._rows(view)
-                           for leaf, output in zip(leaves, outputs)])
+            batch = tuple([cython.cast(list, feed)[0](view) for feed in feeds])
             if any(batch):
                 add_entry((time + range_ms, batch))
             n = cython.declare(cython.Py_ssize_t)
