@@ -6,12 +6,13 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from taxi_rsp.engine.codegen import SMALL_INT_IDS
 from taxi_rsp.engine.compiled.aggregate import (CompiledAggregate, dec_id_source, int_id_source,
                                                median_id_source)
 from taxi_rsp.rdf.dictionary import PAYLOAD_MAX, Dictionary
 
 # around the inline range's edges as well as ordinary amounts
-VALUES = st.one_of(st.integers(-10**6, 10**6), st.integers(-(PAYLOAD_MAX + 10), PAYLOAD_MAX + 10),
+VALUES = st.one_of(st.integers(-10, 1100), st.integers(-10**6, 10**6), st.integers(-(PAYLOAD_MAX + 10), PAYLOAD_MAX + 10),
                    st.integers(-10**30, 10**30))
 
 
@@ -26,7 +27,8 @@ class _Ids:
         self.dictionary = Dictionary()
 
     def namespace(self, **values: object) -> dict[str, object]:
-        return dict(values, _int_id=self._int_id, _dec_id=self._dec_id, _median_id=self._median_id)
+        return dict(values, _int_id=self._int_id, _dec_id=self._dec_id, _median_id=self._median_id,
+                    _small_int_ids=SMALL_INT_IDS)  # as the chunk compiler's runtime provides
 
 
 @settings(max_examples=300, deadline=None)

@@ -371,7 +371,8 @@ class ChunkCompiler:
         ident = self.w.local("i")
         if kind == "I":
             self.w.emit(f"if not {PAYLOAD_MIN} <= {value} <= {PAYLOAD_MAX}: raise _Miss")
-            self.w.emit(f"{ident} = {inline_id_source(T_INTEGER, value)}")
+            self.w.emit(f"{ident} = _small_int_ids[{value}] if 0 <= {value} < {SMALL_INTS} else "
+                        f"{inline_id_source(T_INTEGER, value)}")
         elif isinstance(kind, tuple):
             scale = kind[1]
             if scale > 9:
@@ -449,6 +450,7 @@ class ChunkCompiler:
             return found
 
         return dict(_F=Fraction, _Miss=_Miss, _strings=strings, _string_id=string_id, _remember=_remember,
+                    _small_int_ids=SMALL_INT_IDS,
                     _encode_fraction=encode_fraction, _fmt=_fmt_decimal, _format_decimal=format_decimal,
                     _trunc=_trunc_div, math=math)
 
@@ -497,6 +499,14 @@ def _is_int_literal(code: str) -> bool:
 def _is_literal(code: str) -> bool:
     """Whether generated source ``code`` is a constant (an integer or string literal)."""
     return _is_int_literal(code) or code[:1] in ("'", '"')
+
+
+# The ids of the integers 0 .. SMALL_INTS - 1, made once: generated code takes a small
+# integer's id from here (grid cells, counts), so equal ids are the same object across
+# rows and operators: no int made per row, and a key or row comparison (dict look-ups,
+# joins) finds such parts equal by identity without comparing their digits.
+SMALL_INTS = 1024
+SMALL_INT_IDS = tuple(INLINE_FLAG | (T_INTEGER << TYPE_SHIFT) | v for v in range(SMALL_INTS))
 
 
 def inline_id_source(type_code: int, value: str) -> str:

@@ -324,7 +324,7 @@ class PlanCompiler:
 
 _BUILD_PREFIX = ".build-"
 # Exact container types of namespace values the factory declares (a subclass is not declared)
-_CONTAINERS = {dict: "dict", list: "list", set: "set"}
+_CONTAINERS = {dict: "dict", list: "list", set: "set", tuple: "tuple"}
 # Built extensions waiting for the engine's thread: (compiler, module name, install)
 READY: list[tuple[PlanCompiler, str, Callable[[ModuleType], None]]] = []
 

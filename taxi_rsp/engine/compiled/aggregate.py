@@ -46,7 +46,7 @@ from typing import Any
 import cython
 
 from taxi_rsp.algebra.plan import volatile_step
-from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss, type_codes
+from taxi_rsp.engine.codegen import SMALL_INT_IDS, SMALL_INTS, ChunkCompiler, NoFast, _Miss, type_codes
 from taxi_rsp.engine.expr import Compiled, ExprError
 from taxi_rsp.engine.generated import InCell, define, swap_all
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
@@ -448,10 +448,19 @@ class CompiledAggregate(Operator):
 
 
 def int_id_source(value: str) -> str:
-    """Source of the id of integer ``value`` (an expression without side effects):
-    the inline id computed in place, :meth:`CompiledAggregate._int_id` only for an
-    integer beyond the inline range (a call per result costs more than the bit test)."""
-    return _inline_id_source(value, _INT_HEAD, "_int_id(_v)")
+    """Source of the id of integer ``value`` (an expression without side effects): a
+    small one's from ``SMALL_INT_IDS`` (see codegen), else the inline id computed in
+    place, :meth:`CompiledAggregate._int_id` only for an integer beyond the inline range
+    (a call per result costs more than the bit test).
+
+    >>> from taxi_rsp.rdf.dictionary import Dictionary
+    >>> [eval(int_id_source("v"), {"v": v, "_small_int_ids": SMALL_INT_IDS}) == Dictionary().encode_value(v)
+    ...  for v in (0, 5, SMALL_INTS, -3)]
+    [True, True, True, True]
+    """
+    return (f"(_small_int_ids[_v] if 0 <= (_v := {value}) < {SMALL_INTS}"
+            f" else {_INT_HEAD} + _v if 0 <= _v <= {PAYLOAD_MAX}"
+            f" else {_INT_HEAD + (1 << PAYLOAD_BITS)} + _v if {PAYLOAD_MIN} <= _v < 0 else _int_id(_v))")
 
 
 def dec_id_source(scaled: str, scale: int) -> str:
