@@ -87,3 +87,23 @@ def test_a_value_in_and_out_leaves_no_trace(kind: str) -> None:
     _apply(acc, Fraction(7, 2), insert=True)
     _apply(acc, Fraction(7, 2), insert=False)
     assert _outcome(kind, acc) == before
+
+
+@pytest.mark.parametrize("kind", ["MIN", "MAX", "MEDIAN"])
+@pytest.mark.parametrize("distinct", [False, True], ids=["all", "distinct"])
+def test_equal_numbers_of_different_types_give_a_result_independent_of_history(kind: str, distinct: bool) -> None:
+    """2, 2.0 and 2.0E0 are equal numbers but different terms: which one MIN, MAX or
+    MEDIAN gives is fixed by type, not by arrival order or by what left in between
+    (found by the property above: the integer 2 arriving again after a decimal 2)."""
+    for arrivals, leaving in [((2, Fraction(2), 2), 2), ((2, Fraction(2), 2), 0), ((2.0, 2, 5, 5), 0),
+                              ((Fraction(2), 2.0, 2, 2.0), 1)]:
+        acc = make_accumulator(kind, distinct)
+        for value in arrivals:
+            _apply(acc, value, insert=True)
+        present = list(arrivals)
+        _apply(acc, present.pop(leaving), insert=False)
+        for order in (present, present[::-1]):
+            fresh = make_accumulator(kind, distinct)
+            for value in order:
+                _apply(fresh, value, insert=True)
+            assert _outcome(kind, acc) == _outcome(kind, fresh), (arrivals, leaving, order)

@@ -128,18 +128,30 @@ class Avg(Sum):
         return Fraction(self.total, 1) / self.n
 
 
+def _term_order(value: Any) -> tuple:
+    """ORDER BY's key, then the type: numerically equal terms of different types (2,
+    2.0, 2.0E0) sort in a fixed order, not in their order of arrival, so MIN, MAX and
+    MEDIAN pick the same one whatever left in between (docs/semantics.md)."""
+    return order_key(value), type(value).__name__
+
+
+def _numeric_order(value: Any) -> tuple:
+    """:func:`_term_order` for numbers only (MEDIAN): the value itself, then the type."""
+    return value, type(value).__name__
+
+
 class _Sorted(Accumulator):
     __slots__ = ("values",)
 
     def __init__(self) -> None:
         super().__init__()
-        self.values = SortedList(key=order_key)
+        self.values = SortedList(key=_term_order)
 
     def _update(self, value: Any) -> None:
         self.values.add(value)
 
     def _revert(self, value: Any) -> None:
-        _remove_same_term(self.values, value, self.values.bisect_key_left(order_key(value)))
+        _remove_same_term(self.values, value, self.values.bisect_key_left(_term_order(value)))
 
 
 def _remove_same_term(values: SortedList, value: Any, start: int) -> None:
@@ -181,7 +193,7 @@ class Median(_Sorted):
 
     def __init__(self) -> None:
         super().__init__()
-        self.values = SortedList()  # numbers only: native comparisons, no key function
+        self.values = SortedList(key=_numeric_order)  # numbers only
 
     def _update(self, value: Any) -> None:
         if not is_numeric(value):
@@ -193,7 +205,7 @@ class Median(_Sorted):
         if not is_numeric(value):
             self.errors -= 1
             return
-        _remove_same_term(self.values, value, self.values.bisect_left(value))
+        _remove_same_term(self.values, value, self.values.bisect_key_left(_numeric_order(value)))
 
     def _result(self) -> Any:
         n = len(self.values)
