@@ -46,7 +46,7 @@ from typing import Any
 import cython
 
 from taxi_rsp.algebra.plan import volatile_step
-from taxi_rsp.engine.codegen import SMALL_INT_IDS, SMALL_INTS, ChunkCompiler, NoFast, _Miss, type_codes
+from taxi_rsp.engine.codegen import SMALL_INTS, ChunkCompiler, NoFast, _Miss, type_codes
 from taxi_rsp.engine.expr import Compiled, ExprError
 from taxi_rsp.engine.generated import InCell, define, swap_all
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
@@ -453,6 +453,7 @@ def int_id_source(value: str) -> str:
     place, :meth:`CompiledAggregate._int_id` only for an integer beyond the inline range
     (a call per result costs more than the bit test).
 
+    >>> from taxi_rsp.engine.codegen import SMALL_INT_IDS
     >>> from taxi_rsp.rdf.dictionary import Dictionary
     >>> [eval(int_id_source("v"), {"v": v, "_small_int_ids": SMALL_INT_IDS}) == Dictionary().encode_value(v)
     ...  for v in (0, 5, SMALL_INTS, -3)]

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections import deque
 
 from taxi_rsp.algebra.plan import FusedStep
-from taxi_rsp.engine.ops.base import Delta, Operator, Row
+from taxi_rsp.engine.ops.base import Operator, Row
 from taxi_rsp.engine.ops.match import BGPMatcher, EventView
 from taxi_rsp.engine.ops.stateless import Step
 from taxi_rsp.engine.ops.window_kinds import WindowKind, window_kind
