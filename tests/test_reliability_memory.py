@@ -83,7 +83,7 @@ def check_flushed(op: CompiledAggregate | CompiledGroup) -> None:
     """Between events every instant is flushed: no group is left in the dirty list or
     flagged as touched (a flag left set would keep a group out of the next instant's flush)."""
     assert not op._dirty
-    assert not any(state[_DIRTY] for state in op._groups.values())
+    assert all(state[_DIRTY] is None for state in op._groups.values())
 
 
 def check_compiled_aggregate(op: CompiledAggregate) -> tuple[int, int]:

@@ -73,8 +73,9 @@ from taxi_rsp.rdf.dictionary import (
 FUSABLE = ("COUNT", "SUM", "AVG", "MIN", "MAX", "MEDIAN")
 _INT_HEAD = INLINE_FLAG | (T_INTEGER << TYPE_SHIFT)
 _DEC_HEAD = INLINE_FLAG | (T_DECIMAL << TYPE_SHIFT)
-# state[0] = rows, state[1] = last output row, state[2] = touched since the last flush
-# (then it is in the dirty list), then one slot per aggregate
+# state[0] = rows, state[1] = last output row, state[2] = the group's key while touched
+# since the last flush (the state is then in the dirty list; None otherwise: a key may be
+# the empty tuple, so tests are `is None`), then one slot per aggregate
 _DIRTY = 2
 _FIRST_STATE = 3
 # the generated code's group state ``st`` is always such a list (or None): indexed in C
@@ -112,8 +113,9 @@ class CompiledAggregate(Operator):
         self._reference._sinks = self._sinks  # its deltas go to this operator's consumers
         self._entries: deque = deque()
         self._groups: dict[tuple, list] = {}
-        # (key, state) of the groups touched since the last flush, each once (state[_DIRTY])
-        self._dirty: list[tuple[tuple, list]] = []
+        # the states of the groups touched since the last flush, each once (state[_DIRTY]
+        # holds its key meanwhile: no (key, state) tuple per touched group)
+        self._dirty: list[list] = []
         self._implicit = not keys
         # _insert, _expire, _flush (see InCell); nothing expires before the first row
         self._cells: list[Any] = [self._first_insert, None, self._flush_before_first_row]
@@ -122,7 +124,7 @@ class CompiledAggregate(Operator):
         self.source = ""
         if self._implicit:
             self._groups[()] = state = self._new_state_for_implicit()
-            self._dirty.append(((), state))
+            self._dirty.append(state)
         self._bind_calls()
 
     # -- window API ------------------------------------------------------------------
@@ -170,8 +172,8 @@ class CompiledAggregate(Operator):
         """Only the implicit group (no GROUP BY) can be due before any row: the
         reference, in the same empty state, reports it."""
         self._reference.flush()
-        for key, state in self._dirty:
-            state[1], state[_DIRTY] = self._reference._groups[key].output, 0
+        for state in self._dirty:
+            state[1], state[_DIRTY] = self._reference._groups[state[_DIRTY]].output, None
         self._dirty.clear()
 
     # -- compilation -------------------------------------------------------------------
@@ -401,7 +403,7 @@ class CompiledAggregate(Operator):
     def _new_state_for_implicit(self) -> list:
         """The one group of a query without GROUP BY; its last slot records whether it
         has ever held a row (the type of an empty SUM depends on it)."""
-        return [0, None, 1] + [[] if n == "MEDIAN" else deque() if n in ("MIN", "MAX") else 0
+        return [0, None, ()] + [[] if n == "MEDIAN" else deque() if n in ("MIN", "MAX") else 0
                                for n, _, _ in self._aggs] + [0]
 
     def _go_reference(self) -> None:
@@ -420,8 +422,8 @@ class CompiledAggregate(Operator):
                 if isinstance(acc, Sum) and acc.n == 0 and kind not in ("I", "C"):
                     acc.total = Fraction(0)
         pending: dict[tuple, Row | None] = {}
-        for key, state in self._dirty:
-            old = state[1]
+        for state in self._dirty:
+            key, old = state[_DIRTY], state[1]
             if key not in reference._groups:
                 reference._groups[key] = reference._new_state()  # emptied: flush retracts it
             reference._groups[key].output = old
@@ -523,8 +525,8 @@ def group_state_source(initial: str, added: str) -> list[str]:
     hashes it anew."""
     return ["st = groups.get(key)",
             "if st is None:",
-            f"    st = groups[key] = [0, None, 1{initial}]",
-            "    dirty.append((key, st))",
+            f"    st = groups[key] = [0, None, key{initial}]",
+            "    dirty.append(st)",
             *_touch_source("elif"),
             f"st[0] += {added}"]
 
@@ -533,7 +535,7 @@ def _touch_source(keyword: str = "if") -> list[str]:
     """Source noting that group ``key`` (state ``st``) changed in this instant: a flag in
     its state and, the first time, an entry in the ``dirty`` list — no hash of the key
     (a ``dirty`` dict would hash it on every change)."""
-    return [f"{keyword} not st[{_DIRTY}]:", f"    st[{_DIRTY}] = 1", "    dirty.append((key, st))"]
+    return [f"{keyword} st[{_DIRTY}] is None:", f"    st[{_DIRTY}] = key", "    dirty.append(st)"]
 
 
 def flush_source(results: list[str], key_width: int) -> list[str]:
@@ -546,8 +548,9 @@ def flush_source(results: list[str], key_width: int) -> list[str]:
     ``append``: compiled, ``out`` is known to be a list and the call a C function; an
     instant that touched no group builds nothing.)"""
     return ["", "def flush():", "    if not dirty:", "        return", "    out = []",
-            "    for key, st in dirty:",
-            f"        st[{_DIRTY}] = 0",
+            "    for st in dirty:",
+            f"        key = st[{_DIRTY}]",
+            f"        st[{_DIRTY}] = None",
             "        old = st[1]",
             "        if st[0] == 0 and not implicit:",
             "            new = None",

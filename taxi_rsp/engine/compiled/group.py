@@ -37,10 +37,11 @@ from taxi_rsp.engine.ops.group import GroupOp
 from taxi_rsp.lang import ast
 from taxi_rsp.rdf.dictionary import Dictionary
 
-# [rows, last output, touched since the last flush (see group_state_source), a slot per
-# aggregate, an error count per aggregate, a flag per aggregate: a SUM of decimals has
-# held a value (the reference's total is then a Fraction, else still the integer 0; the
-# type of an emptied or restored SUM depends on it)]: the aggregate's layout, _FIRST_STATE
+# [rows, last output, its key while touched since the last flush, else None (see
+# group_state_source), a slot per aggregate, an error count per aggregate, a flag per
+# aggregate: a SUM of decimals has held a value (the reference's total is then a Fraction,
+# else still the integer 0; the type of an emptied or restored SUM depends on it)]: the
+# aggregate's layout, _FIRST_STATE
 _ERROR = object()  # an aggregate argument that is an error (slow path, unbound branches)
 _UNBOUND_BRANCHES = 3  # at most this many variables get an unbound branch in push
 
@@ -85,7 +86,7 @@ class CompiledGroup(Operator):
         self._reference = reference
         reference._sinks = self._sinks
         self._groups: dict[tuple, list] = {}
-        self._dirty: list[tuple[tuple, list]] = []  # (key, state) of the groups touched since the last flush
+        self._dirty: list[list] = []  # the states of the groups touched since the last flush (keys in state[_DIRTY])
         self._implicit = not keys
         self.mode = "specialised on the first row"  # then "compiled" or "reference"
         self.source = ""
@@ -94,9 +95,9 @@ class CompiledGroup(Operator):
         self._bind_calls()
         if self._implicit:
             # the last slot records whether the group ever held a row (see SUM's result)
-            self._groups[()] = state = ([0, None, 1] + [self._empty(n) for n, _, _ in self._aggs]
+            self._groups[()] = state = ([0, None, ()] + [self._empty(n) for n, _, _ in self._aggs]
                                         + [0] * (2 * len(self._aggs)) + [0])
-            self._dirty.append(((), state))
+            self._dirty.append(state)
 
     def describe(self) -> str:
         return f"CompiledGroup by {', '.join('?' + k for k in self._keys) or '()'} ({self.mode})"
@@ -137,8 +138,8 @@ class CompiledGroup(Operator):
 
     def _reference_flush_before_first_row(self) -> None:
         self._reference.flush()  # only the implicit group can be due: same empty state
-        for key, state in self._dirty:
-            state[1], state[_DIRTY] = self._reference._groups[key].output, 0
+        for state in self._dirty:
+            state[1], state[_DIRTY] = self._reference._groups[state[_DIRTY]].output, None
         self._dirty.clear()
 
     def _compile(self, sample: Row) -> None:
@@ -370,7 +371,7 @@ class CompiledGroup(Operator):
                     state[_FIRST_STATE + n:_FIRST_STATE + 2 * n], state[_FIRST_STATE + 2 * n:_FIRST_STATE + 3 * n]):
                 self._restore(name, kind, acc, slot, state[0] - errors, kind == "I" or decimal or name == "AVG")
                 acc.errors = 0 if isinstance(acc, Count) else errors
-        reference._dirty = {key: state[1] for key, state in self._dirty}
+        reference._dirty = {state[_DIRTY]: state[1] for state in self._dirty}
         self._groups.clear()
         self._dirty.clear()
         self.mode = "reference"
