@@ -56,7 +56,7 @@ def test_a_row_arriving_with_a_multiplicity_above_one_is_reported_that_often() -
     engine.register(DUPLICATES, "q")
     Stream(engine).send(0, ("ex:s", "ex:group", "ex:g1"))
     top_k = next(op for op in engine.queries[0].physical.operators if isinstance(op, CompiledTopK))
-    row = next(iter(top_k._held))
+    row = next(iter(top_k._held.values()))[3]  # the very row object it holds
     top_k.push([(row, -1)])
     top_k.push([(row, 2)])  # a new row held twice at once (a join's match counted twice, say)
     assert len(top_k.snapshot()) == 2

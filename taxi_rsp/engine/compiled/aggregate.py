@@ -544,7 +544,10 @@ def flush_source(results: list[str], key_width: int) -> list[str]:
     expressions over state ``st``: one tuple, not key + a tuple of results) or None
     when it lost its last row, and the retraction/insertion pair when the row changed —
     the reference GroupOp's rule, in the same order, to the operator's ``sinks`` (its
-    consumers' list, shared with its reference operator). (``out.append`` and not a bound
+    consumers' list, shared with its reference operator). An unchanged group keeps the
+    row it emitted as its last output, not the equal one just built: its retraction
+    will then name the very object its consumers hold (a join finds its merged row, a
+    top-k its entry, by identity). (``out.append`` and not a bound
     ``append``: compiled, ``out`` is known to be a list and the call a C function; an
     instant that touched no group builds nothing.)"""
     return ["", "def flush():", "    if not dirty:", "        return", "    out = []",
@@ -557,8 +560,8 @@ def flush_source(results: list[str], key_width: int) -> list[str]:
             "            del groups[key]",
             "        else:",
             f"            new = ({''.join(r + ', ' for r in [f'key[{i}]' for i in range(key_width)] + results)})",
-            "        st[1] = new",
             f"        if {_changed_test(key_width, len(results))}:",
+            "            st[1] = new",
             "            if old is not None:",
             "                out.append((old, -1))",
             "            if new is not None:",

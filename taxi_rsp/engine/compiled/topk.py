@@ -20,8 +20,14 @@ bisects over thousands of keys). When removals leave the head with fewer keys th
 rows to report, it is refilled from the rest with the smallest keys
 (:func:`heapq.nsmallest`: one pass, no sort of the rest) - the TMA idea of a top-k
 buffer between k and k_max (Yi et al., ICDE 2003) on a sorted list. Whether a held row
-waits in the rest is a flag in its entry, not a second ``dict``: a change hashes its row
-once (hashing a row of ids is most of what a change far from the top costs).
+waits in the rest is a flag in its entry, not a second ``dict``: a change looks its row up
+once. The held rows are keyed by identity (the row object's address) while every
+retraction names the very object inserted - the rule for group outputs (a group retracts
+the row it emitted), window rows (an expiry emits the rows of the arrival) and joins of
+lone rows (the join keeps their merged row): hashing a row of ids, most of what a change
+far from the top cost, is then an integer's hash. Equal rows inserted as distinct objects
+are held as distinct entries (reported alike: the keys are equal). The first retraction of
+an equal but distinct object keys them by value from then on, merging such entries.
 
 Most changes land in the rest, and a rest row's key is read only by a refill. When the
 first ORDER BY part is a numeric variable or a ratio ``?a / ?b`` of inline numbers, a new
@@ -98,9 +104,11 @@ class CompiledTopK(Operator):
         self._extend_row = None
         self._extensions: ByIdentity | None = None  # of the last snapshot's rows (see _extend_reported)
         self._sorted: list[tuple] = []  # the head: the best keys, in order
-        # row -> [key, multiplicity, in the rest]: the held rows; those outside the head
-        # (the rest) are flagged, and counted in _rest_count[0]
-        self._held: dict[Row, list] = {}
+        # held row's identity (or the row, once _by_value) -> [key, multiplicity, in the
+        # rest, row]: those outside the head (the rest) are flagged, and counted in
+        # _rest_count[0]
+        self._held: dict[Any, list] = {}
+        self._by_value: list[bool] = []  # non-empty once rows are keyed by value (see _to_value)
         self._rest_count: list[int] = [0]
         # how many held rows have a multiplicity above one: while none has, a snapshot
         # reads the head's rows without looking each one up
@@ -351,6 +359,7 @@ class CompiledTopK(Operator):
         multiples = cython.declare(list, self._multiples)
         wanted, capacity = self._wanted, self._capacity
         handed_over = self._handed_over
+        by_value = cython.declare(list, self._by_value)
         first = cython.declare(_FirstPart, self._first)
         cells = cython.declare(list, self._cells)
 
@@ -372,16 +381,21 @@ class CompiledTopK(Operator):
             changed = False  # whether this push changed the reported prefix (ORed into self.changed)
             n = cython.declare(cython.Py_ssize_t)  # compiled: a C counter, not an int object per delta
             for n, (row, mult) in enumerate(deltas):
-                # one hash of the row per change: a retraction takes its entry out at once
-                # (put back in the rare case a multiplicity stays), an insertion offers a
-                # fresh entry that the dict keeps only when the row is new
+                # one look-up of the row per change: a retraction takes its entry out at
+                # once (put back in the rare case a multiplicity stays), an insertion offers
+                # a fresh entry that the dict keeps only when the row is new
+                held_as = row if by_value else _identity(row)
                 if mult < 0:
-                    found = held.pop(row, None)
+                    found = held.pop(held_as, None)
+                    if found is None and not by_value:  # an equal row, not the very object
+                        self._to_value()
+                        held_as = row
+                        found = held.pop(held_as, None)
                     if found is None:
                         raise ValueError(f"retraction of a row not in the top-k input: {row!r}")
                 else:
-                    fresh = [None, mult, False]
-                    found = held.setdefault(row, fresh)
+                    fresh = [None, mult, False, row]
+                    found = held.setdefault(held_as, fresh)
                     if found is fresh:
                         if mult > 1:
                             multiples[0] += 1
@@ -393,7 +407,7 @@ class CompiledTopK(Operator):
                             continue
                         key = key_of(row)
                         if key is None:
-                            del held[row]
+                            del held[held_as]
                             self.changed = self.changed or changed
                             self._hand_over(deltas[n:])
                             return
@@ -413,7 +427,7 @@ class CompiledTopK(Operator):
                                 continue
                         insort(ordered, key)
                         if capacity is not None and len(ordered) > capacity:
-                            held[ordered.pop()[-1]][2] = True
+                            held[_held_as(ordered.pop()[-1], by_value)][2] = True
                             rest_count[0] += 1
                         continue
                 key = found[0]  # None for a rest row that never needed its key
@@ -435,7 +449,7 @@ class CompiledTopK(Operator):
                     else:
                         del ordered[bisect_left(ordered, key)]
                 elif mult < 0:
-                    held[row] = found  # still held (a multiplicity above one)
+                    held[held_as] = found  # still held (a multiplicity above one)
             if changed:  # an attribute write per push otherwise (most change only the rest)
                 self.changed = True
 
@@ -447,18 +461,18 @@ class CompiledTopK(Operator):
         computing the keys rest rows were given without (see _first_after). False, and
         the head untouched, when such a key falls outside the compiled assumptions: the
         caller hands over."""
-        ordered, held, key_of = self._sorted, self._held, self._key
+        ordered, held, key_of, by_value = self._sorted, self._held, self._key, self._by_value
         waiting = []
-        for row, entry in held.items():
+        for entry in held.values():
             if entry[2]:
                 if entry[0] is None:
-                    entry[0] = key_of(row)
+                    entry[0] = key_of(entry[3])
                     if entry[0] is None:
                         return False
                 waiting.append(entry[0])
         moved = nsmallest(self._capacity - len(ordered), waiting)
         for key in moved:
-            held[key[-1]][2] = False
+            held[_held_as(key[-1], by_value)][2] = False
         self._rest_count[0] -= len(moved)
         ordered.extend(moved)  # nsmallest returns them in order, all after the head's keys
         return True
@@ -467,7 +481,7 @@ class CompiledTopK(Operator):
         """Give the relation to the reference operator, which answers from now on."""
         reference = self._reference
         extended = self._extended
-        reference.push([(extended(row), found[1]) for row, found in self._held.items()])
+        reference.push([(extended(found[3]), found[1]) for found in self._held.values()])
         reference.push([(extended(row), mult) for row, mult in remaining])
         reference._last = self._last
         reference.changed = self.changed = True
@@ -476,6 +490,30 @@ class CompiledTopK(Operator):
         self._rest_count[0] = 0
         self._multiples[0] = 0
         self._handed_over.append(True)
+
+    def _to_value(self) -> None:
+        """Key the held rows by value from now on: a retraction named a row equal to a held
+        one but not the very object. Equal rows held as distinct entries become one entry
+        with their multiplicities added, kept in the head if either was there (their keys
+        are equal, so the head keeps its order and the reported rows do not change)."""
+        ordered, rest_count = self._sorted, self._rest_count
+        merged: dict[Row, list] = {}
+        for entry in self._held.values():
+            kept = merged.setdefault(entry[3], entry)
+            if kept is entry:
+                continue
+            if kept[2] and not entry[2]:  # keep the one in the head
+                merged[entry[3]] = entry
+                kept, entry = entry, kept
+            kept[1] += entry[1]
+            if entry[2]:
+                rest_count[0] -= 1
+            else:
+                del ordered[bisect_left(ordered, entry[0])]  # one of two equal keys
+        self._held.clear()  # in place: the push closure holds this dict
+        self._held.update(merged)
+        self._multiples[0] = sum(1 for entry in merged.values() if entry[1] > 1)
+        self._by_value.append(True)
 
     def snapshot(self) -> list[Row]:
         """The current ordered result rows (OFFSET/LIMIT applied, duplicates kept)."""
@@ -492,10 +530,10 @@ class CompiledTopK(Operator):
             rows = [key[-1] for key in self._sorted[self.offset:wanted]]
         else:
             rows = []
-            held = self._held
+            held, by_value = self._held, self._by_value
             for key in self._sorted:
                 row = key[-1]
-                rows.extend([row] * held[row][1])
+                rows.extend([row] * held[_held_as(row, by_value)][1])
                 if wanted is not None and len(rows) >= wanted:
                     break
             rows = rows[self.offset:wanted]
@@ -526,6 +564,19 @@ class CompiledTopK(Operator):
 
         return flush
 
+
+
+@cython.inline
+@cython.cfunc
+def _identity(row: object) -> cython.Py_ssize_t:
+    """``id(row)``: compiled, the object's address without calling the builtin."""
+    return cython.cast(cython.Py_ssize_t, cython.cast(cython.p_void, row)) if cython.compiled else id(row)
+
+
+def _held_as(row: Row, by_value: list[bool]) -> Any:
+    """The key of a held ``row`` in the top-k's held rows (its identity until they are
+    keyed by value)."""
+    return row if by_value else _identity(row)
 
 
 _MEMO_LIMIT = 1 << 16

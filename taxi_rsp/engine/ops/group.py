@@ -99,11 +99,11 @@ class GroupOp(Operator):
         for key, old in self._dirty.items():
             state = self._groups[key]
             new = self._output(key, state)
-            state.output = new
             if new is None and not self._implicit:
                 del self._groups[key]
             if old == new:
-                continue
+                continue  # the emitted row stays the output: its retraction names that very object
+            state.output = new
             if old is not None:
                 out.append((old, -1))
             if new is not None:
