@@ -380,6 +380,9 @@ class CompiledTopK(Operator):
                 key_of = cells[0]
             changed = False  # whether this push changed the reported prefix (ORed into self.changed)
             n = cython.declare(cython.Py_ssize_t)  # compiled: a C counter, not an int object per delta
+            # entries are lists: compiled, their slots are read and written in C
+            found = cython.declare(list)
+            fresh = cython.declare(list)
             for n, (row, mult) in enumerate(deltas):
                 # one look-up of the row per change: a retraction takes its entry out at
                 # once (put back in the rare case a multiplicity stays), an insertion offers
