@@ -25,6 +25,15 @@ def _top_k(engine: Engine) -> CompiledTopK:
     return next(op for query in engine.queries for op in query.physical.operators if isinstance(op, CompiledTopK))
 
 
+def _holding_one_row() -> tuple[CompiledTopK, tuple]:
+    """A compiled top-k (its key compiled) holding one group's row, and that row object."""
+    engine = Engine()
+    engine.register(GROUPS, "q")
+    Stream(engine).send(0, ("ex:s", "ex:group", "ex:g1"))
+    top_k = _top_k(engine)
+    return top_k, next(iter(top_k._held.values()))[3]
+
+
 @pytest.mark.parametrize("query", ["q1", "q2"])
 def test_the_debs_queries_top_k_stays_keyed_by_identity(query: str) -> None:
     """Q1's groups and Q2's join of two groups retract the very rows they emitted, also
@@ -40,11 +49,7 @@ def test_the_debs_queries_top_k_stays_keyed_by_identity(query: str) -> None:
 
 
 def test_equal_rows_held_as_distinct_objects_are_merged_when_keyed_by_value() -> None:
-    engine = Engine()
-    engine.register(GROUPS, "q")
-    Stream(engine).send(0, ("ex:s", "ex:group", "ex:g1"))
-    top_k = _top_k(engine)
-    row = next(iter(top_k._held.values()))[3]
+    top_k, row = _holding_one_row()
     reported = top_k.snapshot()
     twin = tuple(list(row))
     assert twin == row and twin is not row
@@ -66,10 +71,6 @@ def test_equal_rows_held_as_distinct_objects_are_merged_when_keyed_by_value() ->
 
 
 def test_a_retraction_of_a_row_never_inserted_is_still_refused() -> None:
-    engine = Engine()
-    engine.register(GROUPS, "q")
-    Stream(engine).send(0, ("ex:s", "ex:group", "ex:g1"))
-    top_k = _top_k(engine)
-    row = next(iter(top_k._held.values()))[3]
+    top_k, row = _holding_one_row()
     with pytest.raises(ValueError, match="not in the top-k input"):
         top_k.push([(row[:-1] + (row[-1] + 1,), -1)])
