@@ -207,7 +207,7 @@ def machine() -> str:
         (int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines() if line.startswith("MemTotal")),
         0,
     )
-    # the interpreter's build matters (docs/performance.md, "The interpreter"): name the binary
+    # the interpreter's build matters (docs/performance.md, stop 31, "The interpreter's build"): name the binary
     interpreter = os.path.realpath(sys.executable)
     return (f"{cpu}, {os.cpu_count()} cores, {mem_kib / 2**20:.0f} GiB RAM, "
             f"Python {platform.python_version()} ({interpreter})")
