@@ -26,12 +26,13 @@ Kinds (CQELS-QL ``[...]``):
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
 
 from taxi_rsp.algebra.plan import FusedStep
-from taxi_rsp.engine.ops.base import Operator, Row
+from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.match import BGPMatcher, EventView
 from taxi_rsp.engine.ops.stateless import Step
-from taxi_rsp.engine.ops.window_kinds import WindowKind, window_kind
+from taxi_rsp.engine.ops.window_kinds import WindowKind, held_count, window_kind
 from taxi_rsp.engine.pipeline import PipelineNode, PipelineRegistry, StepSpec
 from taxi_rsp.lang.ast import WindowSpec
 
@@ -51,8 +52,9 @@ class WindowScan(Operator):
         self._leaf: PipelineNode | None = None  # set by share(): the shared per-event rows
         # Operators fed from this buffer: this window and the twins it absorbed.
         self._outputs: list[WindowScan] = [self]
-        # (expiry time or arrival number, derived rows per output) in arrival order
-        self._entries: deque[tuple[int, tuple[list[Row], ...]]] = deque()
+        # (expiry time or arrival number, derived rows per output) in arrival order; an
+        # output's rows are a list, or the row itself when there is one (see window_kinds.held_rows)
+        self._entries: deque[tuple[int, Sequence[list[Row] | Row]]] = deque()
         # SLIDE: (entry boundary, expiry boundary, derived rows) of events waiting for
         # their boundary, in arrival order (so entry boundaries are non-decreasing)
         self.slide_ms = self.kind.slide_ms
@@ -119,13 +121,20 @@ class WindowScan(Operator):
         """A new event of this window's stream arrives (after expiry up to ``time``)."""
         self.kind.insert(self, time, tuple([output._rows(view) for output in self._outputs]))
 
-    def _emit_all(self, batches: list[tuple[list[Row], ...]], mult: int) -> None:
+    def _emit_all(self, batches: list[Sequence[list[Row] | Row]], mult: int) -> None:
         """Emit ``mult`` for the rows of ``batches`` to each output's consumers."""
         for position, output in enumerate(self._outputs):
-            output.emit([(row, mult) for rows in batches for row in rows[position]])
+            deltas: list[Delta] = []
+            for rows in batches:
+                held = rows[position]
+                if type(held) is tuple:  # a lone row (see window_kinds.held_rows)
+                    deltas.append((held, mult))
+                else:
+                    deltas += [(row, mult) for row in held]
+            output.emit(deltas)
 
     def state_size(self) -> int:
         """The derived rows this buffer holds for its outputs (events waiting for a SLIDE
         boundary included), counted when asked: an arrival only appends its entry."""
-        held = sum(len(rows) for entry in self._entries for rows in entry[1])
-        return held + sum(len(rows) for entry in self._pending for rows in entry[2])
+        held = sum(held_count(rows) for entry in self._entries for rows in entry[1])
+        return held + sum(held_count(rows) for entry in self._pending for rows in entry[2])

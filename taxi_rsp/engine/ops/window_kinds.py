@@ -57,6 +57,23 @@ class WindowKind:
         (the default)."""
 
 
+@cython.ccall  # compiled: a C call from the arrival closure below
+def held_rows(rows: list) -> object:
+    """What a window entry keeps of one output's rows of an event: the row itself when
+    there is one (most events bind one row: no list to allocate, hold and free for the
+    whole window), else the list.
+
+    >>> held_rows([("a",)]), held_rows([("a",), ("b",)]), held_rows([])
+    (('a',), [('a',), ('b',)], [])
+    """
+    return rows[0] if len(rows) == 1 else rows
+
+
+def held_count(held: list[Row] | Row) -> int:
+    """How many rows :func:`held_rows` kept."""
+    return 1 if type(held) is tuple else len(held)
+
+
 class RangeWindow(WindowKind):
     """``RANGE d``: an event at t is in the window at τ iff τ − d < t ≤ τ; ``NOW`` is
     ``RANGE 1ms`` on millisecond timestamps."""
@@ -105,19 +122,22 @@ class RangeWindow(WindowKind):
             if len(consumers) == 1:
                 rows = cython.cast(list, feeds[0])[0](view)
                 if rows:
-                    add_entry((time + range_ms, (rows,)))
+                    add_entry((time + range_ms, (held_rows(rows),)))
                     deltas = [(row, 1) for row in rows]
                     for sink in consumers[0]:  # Operator.emit, without its call and look-ups
                         sink(deltas)
                 return
-            # twins share this buffer: an entry holds each one's rows
-            batch = tuple([cython.cast(list, feed)[0](view) for feed in feeds])
+            # twins share this buffer: an entry holds each one's rows, the list of them
+            # turned into what held_rows keeps once they are emitted
+            batch = cython.declare(list, [cython.cast(list, feed)[0](view) for feed in feeds])
             if any(batch):
                 add_entry((time + range_ms, batch))
             n = cython.declare(cython.Py_ssize_t)
-            for n, rows in enumerate(batch):
+            for n in range(len(batch)):
+                rows = batch[n]
                 if rows:
                     deltas = [(row, 1) for row in rows]
+                    batch[n] = held_rows(rows)
                     for sink in consumers[n]:
                         sink(deltas)
 

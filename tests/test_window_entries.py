@@ -1,0 +1,66 @@
+"""A window entry keeps an event's lone row itself, not a list of one
+(:func:`taxi_rsp.engine.ops.window_kinds.held_rows`): events binding one, two or no rows,
+seen by one consumer or by twins sharing the window, leave it exactly as they came."""
+
+from __future__ import annotations
+
+import pytest
+
+from taxi_rsp.engine.engine import Engine
+from taxi_rsp.engine.ops.window import WindowScan
+
+from engine_helpers import Stream
+
+ONE_CONSUMER = "SELECT ?s ?v WHERE { STREAM ex:stream [RANGE 2m] { ?s ex:v ?v } }"
+# the NOT EXISTS block repeats the window and its pattern: one buffer serves both (twins)
+TWINS = """SELECT ?s ?v WHERE { STREAM ex:stream [RANGE 2m] { ?s ex:v ?v }
+                                FILTER NOT EXISTS { STREAM ex:stream [RANGE 2m] { ?t ex:v ?w }
+                                                    FILTER(?w > ?v) } }"""
+
+
+def _run(query: str, compiled: bool) -> tuple[list, list[int], list[WindowScan]]:
+    engine = Engine(compiled=compiled)
+    engine.register("PREFIX ex: <http://example.org/> " + query, "q")
+    scans = [op for op in engine.queries[0].physical.operators if isinstance(op, WindowScan)]
+    stream = Stream(engine)
+    held = []
+    events = [
+        (0, [("ex:a", "ex:v", 1)]),  # one row
+        (0.5, [("ex:b", "ex:v", 5), ("ex:c", "ex:v", 3)]),  # two rows from one event
+        (1, [("ex:d", "ex:note", 0)]),  # no row
+        (1.5, [("ex:e", "ex:v", 2)]),
+        (2.2, [("ex:f", "ex:note", 0)]),  # ex:a leaves (RANGE 2m: in while t > now - 2m)
+        (2.7, [("ex:g", "ex:note", 0)]),  # ex:b and ex:c leave together
+        (5, [("ex:h", "ex:note", 0)]),  # everything has left
+    ]
+    for minute, triples in events:
+        stream.send(minute, *triples)
+        held.append(sum(scan.state_size() for scan in scans))  # an absorbed twin holds nothing itself
+    return stream.values(), held, scans
+
+
+@pytest.mark.parametrize("query", [ONE_CONSUMER, TWINS], ids=["one consumer", "twins"])
+def test_lone_and_several_rows_per_event_leave_the_window_as_they_came(query: str) -> None:
+    compiled, held, scans = _run(query, compiled=True)
+    reference, reference_held, _ = _run(query, compiled=False)
+    assert compiled == reference
+    assert held == reference_held
+    absorbed = {id(twin) for scan in scans for twin in scan._outputs[1:]}
+    buffers = [scan for scan in scans if id(scan) not in absorbed]
+    consumers = sum(len(scan._outputs) for scan in buffers)
+    if query is TWINS:
+        assert [len(scan._outputs) for scan in buffers] == [2]  # one buffer, an item per twin in each entry
+    assert held == [n * consumers for n in (1, 3, 3, 4, 3, 1, 0)]
+    last = compiled[-1][2]
+    assert last == []  # nothing left in the window, nothing reported
+
+
+def test_a_lone_row_is_kept_without_a_list() -> None:
+    engine = Engine()
+    engine.register("PREFIX ex: <http://example.org/> " + ONE_CONSUMER, "q")
+    scan = next(op for op in engine.queries[0].physical.operators if isinstance(op, WindowScan))
+    stream = Stream(engine)
+    stream.send(0, ("ex:a", "ex:v", 1))
+    stream.send(0.5, ("ex:b", "ex:v", 5), ("ex:c", "ex:v", 3))
+    (_, (lone,)), (_, (pair,)) = scan._entries
+    assert type(lone) is tuple and type(pair) is list and len(pair) == 2
