@@ -127,10 +127,10 @@ class WindowScan(Operator):
             deltas: list[Delta] = []
             for rows in batches:
                 held = rows[position]
-                if type(held) is tuple:  # a lone row (see window_kinds.held_rows)
-                    deltas.append((held, mult))
-                else:
+                if type(held) is list:
                     deltas += [(row, mult) for row in held]
+                else:  # a lone row (see window_kinds.held_rows)
+                    deltas.append((held, mult))
             output.emit(deltas)
 
     def state_size(self) -> int:

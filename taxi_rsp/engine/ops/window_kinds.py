@@ -70,8 +70,8 @@ def held_rows(rows: list) -> object:
 
 
 def held_count(held: list[Row] | Row) -> int:
-    """How many rows :func:`held_rows` kept."""
-    return 1 if type(held) is tuple else len(held)
+    """How many rows :func:`held_rows` kept (a row is never a list)."""
+    return len(held) if type(held) is list else 1
 
 
 class RangeWindow(WindowKind):
