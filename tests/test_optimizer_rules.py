@@ -49,6 +49,19 @@ FIXTURES = [
          Filter (?c > 1)
            {Q_SCAN}
      """),
+    # a conjunction split: each side gets the conjuncts it binds, the rest stays above
+    ("push_filter_into_join_side",
+     f"SELECT ?x WHERE {{ {{ {S} {{ ?x <http://p> ?a }} }} {{ {S} {{ ?x <http://q> ?c }} }} "
+     f"FILTER(?c > 1 && ?a < 5 && ?c > ?a && ?a != 2) }}",
+     f"""
+     Project ?x
+       Filter (?c > ?a)
+         Join
+           Filter ((?a < 5) && (?a != 2))
+             {P_SCAN}
+           Filter (?c > 1)
+             {Q_SCAN}
+     """),
     ("push_condition_into_right",
      f"SELECT ?x WHERE {{ {S} {{ ?x <http://p> ?a }} FILTER NOT EXISTS {{ {S} {{ ?x <http://q> ?c }} FILTER(?c > 1 && ?c > ?a) }} }}",
      f"""
@@ -67,6 +80,10 @@ UNCHANGED = [
     # BOUND may change value once the variable is bound by the other side
     ("push_filter_into_join_side",
      f"SELECT ?x WHERE {{ {{ {S} {{ ?x <http://p> ?a }} }} {{ {S} {{ ?x <http://q> ?c }} }} FILTER(BOUND(?c)) }}"),
+    # a side that may leave the conjunct's variable unbound (OPTIONAL inside it)
+    ("push_filter_into_join_side",
+     f"SELECT ?x WHERE {{ {{ {S} {{ ?x <http://p> ?a }} OPTIONAL {{ {S} {{ ?x <http://r> ?d }} }} }} "
+     f"{{ {S} {{ ?x <http://q> ?c }} }} FILTER(?d > 1 && ?c > ?d) }}"),
     # the filter reads both sides
     ("push_filter_into_join_side",
      f"SELECT ?x WHERE {{ {{ {S} {{ ?x <http://p> ?a }} }} {{ {S} {{ ?x <http://q> ?c }} }} FILTER(?c > ?a) }}"),

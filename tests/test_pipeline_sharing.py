@@ -32,10 +32,12 @@ def test_q2_not_exists_block_shares_the_empty_taxi_pipeline() -> None:
     windows = query.physical.windows
     # profit window + one buffer for the two 30-minute blocks (outer and NOT EXISTS)
     assert len(windows) == 2
-    leaves = [w._leaf for w in windows]
-    empty = next(leaf for leaf in leaves if leaf.parent is not None and leaf.parent.parent is not None)
-    assert empty.parent.users == 2  # the 5 shared steps feed both blocks
-    assert "shared by 2" in query.explain()
+    buffer = next(w for w in windows if len(w._outputs) == 2)
+    outer, inner = (output._leaf for output in buffer._outputs)
+    # the 5 shared steps (four cells, the filter) feed both blocks; each then has its
+    # own tail (the outer block's ?cell, and each block's projection: see algebra.prune)
+    assert outer.parent is inner.parent and len(outer.parent.steps) == 5
+    assert "pipeline 5 steps, shared by 2 > " in query.explain()
 
 
 def test_same_query_twice_matches_once_per_event(sample_20d) -> None:

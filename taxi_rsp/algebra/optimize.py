@@ -46,18 +46,29 @@ def push_filter_below_extend(node: P.PlanNode) -> P.PlanNode:
 
 
 def push_filter_into_join_side(node: P.PlanNode) -> P.PlanNode:
-    """Filter(Join(L, R)) -> Join(Filter(L), R) (or into R) when the filter's variables
-    are all bound by that side; skipped for BOUND/COALESCE/IF, whose value may change
-    when a variable becomes bound through the join."""
-    if isinstance(node, P.Filter) and isinstance(node.child, P.Join) and not _uses_bound(node.expr):
-        join, used = node.child, expr_vars(node.expr)
-        if used is None:
-            return node
-        if used <= set(join.left.variables) and _certain(join.left):
-            return replace(join, left=P.Filter(join.left, node.expr))
-        if used <= set(join.right.variables) and _certain(join.right):
-            return replace(join, right=P.Filter(join.right, node.expr))
-    return node
+    """Filter(Join(L, R), c1 && c2 && c3) -> Filter(Join(Filter(L, c1), Filter(R, c2)), c3)
+    for the conjuncts whose variables are all bound by one side (c1: L, c2: R): a row
+    passes the conjunction iff it passes every conjunct, so each is tested where its
+    values are first known and rows are dropped before they are joined and indexed.
+    Skipped for BOUND/COALESCE/IF, whose value may change when a variable becomes bound
+    through the join, and for a side that may leave a variable unbound."""
+    if not isinstance(node, P.Filter) or not isinstance(node.child, P.Join):
+        return node
+    join = node.child
+    sides = {"left": set(join.left.variables) if _certain(join.left) else set(),
+             "right": set(join.right.variables) if _certain(join.right) else set()}
+    moved: dict[str, list] = {"left": [], "right": []}
+    kept = []
+    for part in conjuncts(node.expr):
+        used = expr_vars(part)
+        side = None if used is None or _uses_bound(part) else \
+            next((name for name, bound in sides.items() if used <= bound), None)
+        (moved[side] if side is not None else kept).append(part)
+    if not moved["left"] and not moved["right"]:
+        return node
+    changes = {name: P.Filter(getattr(join, name), conjunction(parts)) for name, parts in moved.items() if parts}
+    pushed = replace(join, **changes)
+    return P.Filter(pushed, conjunction(kept)) if kept else pushed
 
 
 def push_condition_into_right(node: P.PlanNode) -> P.PlanNode:

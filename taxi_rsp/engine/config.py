@@ -22,7 +22,9 @@ class EngineConfig:
       or ``binary`` (left-deep binary joins in text order), docs/cqels-ql.md;
     * ``share_pipelines``: queries share matches and fused steps of the same windows;
     * ``compiled``: generated code where a sub-plan allows it, else the reference
-      operators only.
+      operators only;
+    * ``prune_columns``: windows keep only the variables read above them
+      (:mod:`taxi_rsp.algebra.prune`).
 
     >>> EngineConfig(join_routing="binary").compiled
     True
@@ -36,6 +38,7 @@ class EngineConfig:
     join_routing: str = "adaptive"
     share_pipelines: bool = True
     compiled: bool = True
+    prune_columns: bool = True
 
     def __post_init__(self) -> None:
         if self.top_k not in TOP_K:

@@ -21,6 +21,7 @@ from pathlib import Path
 import cython
 
 from taxi_rsp.algebra.optimize import optimize
+from taxi_rsp.algebra.prune import prune
 from taxi_rsp.algebra.translate import translate_query
 from taxi_rsp.planner.builder import PlanBuilder
 from taxi_rsp.engine.config import EngineConfig
@@ -89,6 +90,8 @@ class Engine:
         ast = parse_query(text, params, source)
         logical = translate_query(ast)
         logical.root = optimize(logical.root)
+        if self.config.prune_columns:
+            logical.root = prune(logical.root)
         key = (repr(logical.root), logical.form, logical.projection, repr(ast.template))
         shareable = self.share_pipelines and not draws(ast)  # RAND(): each query its own draws
         leader = self._by_plan.get(key) if shareable else None

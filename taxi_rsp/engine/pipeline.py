@@ -83,7 +83,7 @@ class PipelineNode:
         self.matcher = matcher
         self.steps = steps
         self.children: list[PipelineNode] = []
-        self.users = 0
+        self.users = 0  # the windows whose chains end here
         self._bind()
 
     @property
@@ -135,7 +135,18 @@ class PipelineNode:
         self.run = cells[0] = run
 
     def describe(self) -> str:
-        return f"{len(self.steps)} steps, shared by {self.users}"
+        """The chain from the match to this node, each part with the number of windows
+        it feeds, e.g. ``5 steps, shared by 2 > 2 steps, shared by 1``."""
+        path, node = [], self
+        while node is not None:
+            if node.steps or node is self:
+                path.append(f"{len(node.steps)} steps, shared by {node._windows()}")
+            node = node.parent
+        return " > ".join(reversed(path))
+
+    def _windows(self) -> int:
+        """The windows whose chains pass through this node."""
+        return self.users + sum(child._windows() for child in self.children)
 
 
 class PipelineRegistry:
@@ -173,8 +184,7 @@ class PipelineRegistry:
         """Cut ``node`` after ``at`` steps; returns the new upper part."""
         parent = node.parent
         assert parent is not None
-        upper = PipelineNode(self.dictionary, parent, node.steps[:at])
-        upper.users = node.users
+        upper = PipelineNode(self.dictionary, parent, node.steps[:at])  # no window ends there yet
         parent.children[parent.children.index(node)] = upper
         node.parent, node.steps = upper, node.steps[at:]
         node._chunk = None
