@@ -10,7 +10,8 @@ seconds (``time.process_time``) of the Feeder + engine loop, events/s and the
 reference/compiled ratio; the two runs' outputs must be identical (as values, every
 report in order). Workloads: the DEBS queries (Q1, Q2, Mixed), the window sweep, and
 queries that are not Q1/Q2-shaped — an ungrouped Istream aggregate, a top-k over
-string keys, a NOT EXISTS without aggregation, an OPTIONAL. Figures:
+string keys, a NOT EXISTS without aggregation, a join of two windows under a group,
+an OPTIONAL. Figures:
 docs/performance.md, section "Compiled plans".
 """
 
@@ -47,6 +48,15 @@ OTHER_QUERIES = {
           {TRIPS} [RANGE 10m] {{ ?t taxi:medallion ?taxi ; taxi:seq ?s }}
           FILTER NOT EXISTS {{ {TRIPS} [RANGE 10m] {{ ?u taxi:medallion ?taxi ; taxi:seq ?s2 }} FILTER(?s2 > ?s) }}
         }}""",
+    # taxis charging over $5 a mile in the last 10 minutes, counted against their tipped
+    # trips of the last 30: a join of two windows whose FILTERs each read one side
+    "pricey_tipped": PREFIX + f"""SELECT ?taxi ?pairs WHERE {{
+          {{ SELECT ?taxi (COUNT(*) AS ?pairs) WHERE {{
+               {TRIPS} [RANGE 10m] {{ ?t taxi:medallion ?taxi ; taxi:fareAmount ?fare ; taxi:tripDistance ?miles }}
+               FILTER(?miles > 0) BIND(?fare / ?miles AS ?rate) FILTER(?rate > 5)
+               {TRIPS} [RANGE 30m] {{ ?u taxi:medallion ?taxi ; taxi:tipAmount ?tip ; taxi:paymentType ?pay }}
+               FILTER(?tip > 0) }} GROUP BY ?taxi }}
+        }} ORDER BY DESC(?pairs) ASC(?taxi) LIMIT 5""",
     # long trips joined with the same taxi's tips, OPTIONAL
     "long_trips_tips": PREFIX + f"""SELECT ?t ?taxi ?tip WHERE {{
           {TRIPS} [RANGE 5m] {{ ?t taxi:medallion ?taxi ; taxi:tripTimeSecs ?secs }}
