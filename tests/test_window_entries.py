@@ -1,4 +1,4 @@
-"""A window entry keeps an event's lone row itself, not a list of one
+"""A window entry is one flat tuple per event and keeps an event's lone row itself, not a list of one
 (:func:`taxi_rsp.engine.ops.window_kinds.held_rows`): events binding one, two or no rows,
 seen by one consumer or by twins sharing the window, leave it exactly as they came."""
 
@@ -62,5 +62,17 @@ def test_a_lone_row_is_kept_without_a_list() -> None:
     stream = Stream(engine)
     stream.send(0, ("ex:a", "ex:v", 1))
     stream.send(0.5, ("ex:b", "ex:v", 5), ("ex:c", "ex:v", 3))
-    (_, (lone,)), (_, (pair,)) = scan._entries
+    (_, lone), (_, pair) = scan._entries
     assert type(lone) is tuple and type(pair) is list and len(pair) == 2
+
+
+def test_an_event_is_one_flat_entry_for_one_consumer_and_for_twins() -> None:
+    """(expiry, rows of the first output, rows of the second...): no tuple or list of
+    the outputs' rows per event, on top of the entry (held for the whole window)."""
+    for query, outputs in ((ONE_CONSUMER, 1), (TWINS, 2)):
+        engine = Engine()
+        engine.register("PREFIX ex: <http://example.org/> " + query, "q")
+        scan = next(op for op in engine.queries[0].physical.operators if isinstance(op, WindowScan))
+        Stream(engine).send(0, ("ex:a", "ex:v", 1))
+        (entry,) = scan._entries
+        assert len(entry) == 1 + outputs and all(type(held) is tuple for held in entry[1:])

@@ -52,9 +52,10 @@ class WindowScan(Operator):
         self._leaf: PipelineNode | None = None  # set by share(): the shared per-event rows
         # Operators fed from this buffer: this window and the twins it absorbed.
         self._outputs: list[WindowScan] = [self]
-        # (expiry time or arrival number, derived rows per output) in arrival order; an
-        # output's rows are a list, or the row itself when there is one (see window_kinds.held_rows)
-        self._entries: deque[tuple[int, Sequence[list[Row] | Row]]] = deque()
+        # (expiry time or arrival number, then each output's derived rows) in arrival
+        # order, one flat tuple per event; an output's rows are a list, or the row itself
+        # when there is one (see window_kinds.held_rows)
+        self._entries: deque[tuple] = deque()
         # SLIDE: (entry boundary, expiry boundary, derived rows) of events waiting for
         # their boundary, in arrival order (so entry boundaries are non-decreasing)
         self.slide_ms = self.kind.slide_ms
@@ -121,12 +122,13 @@ class WindowScan(Operator):
         """A new event of this window's stream arrives (after expiry up to ``time``)."""
         self.kind.insert(self, time, tuple([output._rows(view) for output in self._outputs]))
 
-    def _emit_all(self, batches: list[Sequence[list[Row] | Row]], mult: int) -> None:
-        """Emit ``mult`` for the rows of ``batches`` to each output's consumers."""
+    def _emit_all(self, batches: list[Sequence[list[Row] | Row]], mult: int, start: int = 0) -> None:
+        """Emit ``mult`` for the rows of ``batches`` to each output's consumers; an
+        output's rows are at ``start`` + its position in each batch (1 for entries)."""
         for position, output in enumerate(self._outputs):
             deltas: list[Delta] = []
             for rows in batches:
-                held = rows[position]
+                held = rows[start + position]
                 if type(held) is list:
                     deltas += [(row, mult) for row in held]
                 else:  # a lone row (see window_kinds.held_rows)
@@ -136,5 +138,5 @@ class WindowScan(Operator):
     def state_size(self) -> int:
         """The derived rows this buffer holds for its outputs (events waiting for a SLIDE
         boundary included), counted when asked: an arrival only appends its entry."""
-        held = sum(held_count(rows) for entry in self._entries for rows in entry[1])
+        held = sum(held_count(rows) for entry in self._entries for rows in entry[1:])
         return held + sum(held_count(rows) for entry in self._pending for rows in entry[2])

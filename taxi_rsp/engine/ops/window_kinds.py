@@ -91,8 +91,8 @@ class RangeWindow(WindowKind):
             return
         gone = []
         while entries and entries[0][0] <= until:
-            gone.append(entries.popleft()[1])
-        scan._emit_all(gone, -1)
+            gone.append(entries.popleft())
+        scan._emit_all(gone, -1, 1)
         retired.append(gone)  # freed after the event's outputs (see reclaim)
 
     def next_expiry(self, scan: WindowScan) -> int | None:
@@ -122,22 +122,24 @@ class RangeWindow(WindowKind):
             if len(consumers) == 1:
                 rows = cython.cast(list, feeds[0])[0](view)
                 if rows:
-                    add_entry((time + range_ms, (held_rows(rows),)))
+                    add_entry((time + range_ms, held_rows(rows)))
                     deltas = [(row, 1) for row in rows]
                     for sink in consumers[0]:  # Operator.emit, without its call and look-ups
                         sink(deltas)
                 return
-            # twins share this buffer: an entry holds each one's rows, the list of them
-            # turned into what held_rows keeps once they are emitted
+            # twins share this buffer: one flat entry holds what held_rows keeps of each
+            # one's rows (no list or tuple of them per event)
             batch = cython.declare(list, [cython.cast(list, feed)[0](view) for feed in feeds])
             if any(batch):
-                add_entry((time + range_ms, batch))
+                if len(batch) == 2:  # a block and its NOT EXISTS / OPTIONAL twin
+                    add_entry((time + range_ms, held_rows(batch[0]), held_rows(batch[1])))
+                else:
+                    add_entry(tuple([time + range_ms] + [held_rows(rows) for rows in batch]))
             n = cython.declare(cython.Py_ssize_t)
             for n in range(len(batch)):
                 rows = batch[n]
                 if rows:
                     deltas = [(row, 1) for row in rows]
-                    batch[n] = held_rows(rows)
                     for sink in consumers[n]:
                         sink(deltas)
 
@@ -173,7 +175,7 @@ class SlidingWindow(RangeWindow):
         enter = self._boundary_after(time)
         expiry = self._boundary_after(time + self.range_ms)
         if enter == time:
-            scan._entries.append((expiry, rows))
+            scan._entries.append((expiry, *rows))
             scan._emit_all([rows], 1)
         elif enter < expiry:  # else (SLIDE > RANGE) it falls between two windows
             scan._pending.append((enter, expiry, rows))
@@ -184,7 +186,7 @@ class SlidingWindow(RangeWindow):
             entered = []
             while pending and pending[0][0] <= until:
                 _, expiry, rows = pending.popleft()
-                scan._entries.append((expiry, rows))
+                scan._entries.append((expiry, *rows))
                 entered.append(rows)
             # expiry boundaries of entered events are >= those already in the buffer
             # (both grow with arrival time), so it stays sorted
@@ -209,9 +211,9 @@ class TriplesWindow(WindowKind):
 
     def insert(self, scan: WindowScan, time: int, rows: Rows) -> None:
         scan._arrivals += 1
-        scan._entries.append((scan._arrivals, rows))
+        scan._entries.append((scan._arrivals, *rows))
         if len(scan._entries) > self.count:
-            scan._emit_all([scan._entries.popleft()[1]], -1)
+            scan._emit_all([scan._entries.popleft()], -1, 1)
         scan._emit_all([rows], 1)
 
 
