@@ -45,3 +45,21 @@ class Stream:
         """(minute, is_expiry, rows as values) per output."""
         base = DateTime.parse("2013-01-01T00:00:00")
         return [((o.trigger.time - base) / 60_000, o.trigger.is_expiry, o.values()) for o in self.outputs]
+
+
+def play(engine: Engine, events) -> list[tuple]:
+    """Send ``events`` — (minutes after the previous one, ex:k, ex:v or None, ex:w or
+    None), the differential tests' shape; each event also gets ex:seq n — and return
+    every output as (time, is_expiry, rows, deleted rows), rows as RDF terms (0 and 0.0
+    are equal numbers but different outputs)."""
+    stream = Stream(engine)
+    minute = 0.0
+    for n, (gap, key, v, w) in enumerate(events, 1):
+        minute += gap
+        triples = [(f"ex:e{n}", "ex:k", key), (f"ex:e{n}", "ex:seq", n)]
+        if v is not None:
+            triples.append((f"ex:e{n}", "ex:v", v))
+        if w is not None:
+            triples.append((f"ex:e{n}", "ex:w", w))
+        stream.send(minute, *triples)
+    return [(o.trigger.time, o.trigger.is_expiry, o.terms(), o.terms(o.deleted)) for o in stream.outputs]

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.rdf.terms import Literal
-from tests.engine_helpers import EX, Stream
+from tests.engine_helpers import EX, Stream, play
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 PREFIX = "PREFIX ex: <http://example.org/>\nPREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n"
@@ -159,20 +159,10 @@ JOIN_QUERIES = [
 def _outputs(query: str, events, compiled: bool, explain: list | None = None) -> list:
     engine = Engine(compiled=compiled)
     registered = engine.register(query, "q")
-    stream = Stream(engine)
-    minute = 0.0
-    for n, (gap, key, v, w) in enumerate(events, 1):
-        minute += gap
-        triples = [(f"ex:e{n}", "ex:k", key), (f"ex:e{n}", "ex:seq", n)]
-        if v is not None:
-            triples.append((f"ex:e{n}", "ex:v", v))
-        if w is not None:
-            triples.append((f"ex:e{n}", "ex:w", w))
-        stream.send(minute, *triples)
+    outputs = play(engine, events)
     if explain is not None:
         explain.append(registered.explain())
-    # RDF terms, not Python values: 0 and 0.0 are equal numbers but different outputs
-    return [(o.trigger.time, o.trigger.is_expiry, o.terms(), o.terms(o.deleted)) for o in stream.outputs]
+    return outputs
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -18,7 +18,7 @@ from taxi_rsp.algebra.translate import translate_query
 from taxi_rsp.engine.config import EngineConfig
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.lang.parser import parse_query
-from tests.engine_helpers import EX, Stream
+from tests.engine_helpers import EX, play
 from tests.test_compiled_differential import EVENT, JOIN_QUERIES, PREFIX
 
 QUERIES = Path(__file__).resolve().parents[1] / "queries"
@@ -147,17 +147,7 @@ def _outputs(query: str, events, prune_columns: bool) -> list:
 
 def _reports(engine: Engine, query: str, events) -> list:
     engine.register(query, "q")
-    stream = Stream(engine)
-    minute = 0.0
-    for n, (gap, key, v, w) in enumerate(events, 1):
-        minute += gap
-        triples = [(f"ex:e{n}", "ex:k", key), (f"ex:e{n}", "ex:seq", n)]
-        if v is not None:
-            triples.append((f"ex:e{n}", "ex:v", v))
-        if w is not None:
-            triples.append((f"ex:e{n}", "ex:w", w))
-        stream.send(minute, *triples)
-    return [(o.trigger.time, o.trigger.is_expiry, o.terms(), o.terms(o.deleted)) for o in stream.outputs]
+    return play(engine, events)
 
 
 @pytest.mark.parametrize("template", EDGE_CASES + JOIN_QUERIES)
