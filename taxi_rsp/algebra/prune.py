@@ -74,7 +74,7 @@ def _prune(node: P.PlanNode, required: set[str]) -> P.PlanNode:
             return _binary(node, required)
         case P.Union():
             return replace(node, inputs=tuple(_prune(n, required & set(n.variables)) for n in node.inputs))
-        case P.Distinct() | P.Construct():
+        case P.Distinct():
             return replace(node, child=_prune(node.child, set(node.child.variables)))
     return node  # leaves, and GRAPH ?g blocks (evaluated per graph: left whole)
 
