@@ -261,11 +261,19 @@ cdef inline int64_t now_ns() except? -1:
     return _perf_counter_ns()
 
 
+# line numbers below this are added to an inline base in C (``_offset_encoder`` probes
+# the layout up to it); larger ones take the encoder's own call
+cdef int64_t LINE_LIMIT = 1 << 40
+
+
 cdef (int64_t, int64_t) offset_of(object encode):
     """(1, base) when ``encode`` is ``base.__add__`` (the Feeder's inline id of a line
-    number, see ``_offset_encoder``), else (0, 0): call ``encode`` per line."""
+    number, see ``_offset_encoder``) and ``base + n`` fits 64 signed bits for every
+    ``n`` below LINE_LIMIT, else (0, 0): call ``encode`` per line. (Inline ids carry
+    their flag in bit 62: a base is 2**62 or more.)"""
     owner = getattr(encode, "__self__", None)
-    if type(owner) is int and getattr(encode, "__name__", None) == "__add__" and 0 <= owner < 2**62:
+    if (type(owner) is int and getattr(encode, "__name__", None) == "__add__"
+            and 0 <= owner <= INT64_MAX - LINE_LIMIT):
         return 1, owner
     return 0, 0
 
@@ -442,6 +450,11 @@ cdef class NativeEvents:
     def __iter__(self):
         return self
 
+    def line_ids_in_c(self) -> tuple[bool, bool, bool]:
+        """Whether the trip, integer and graph ids of a line number are one C addition
+        (the dictionary inlines them) rather than a call per line."""
+        return bool(self.trip_inline), bool(self.integer_inline), bool(self.graph_inline)
+
     def __next__(self):
         try:
             return self.next_event()
@@ -567,7 +580,7 @@ cdef class NativeEvents:
         return memo.lookup(self.buf + self.starts[i], self.ends[i] - self.starts[i])
 
     cdef object line_id(self, bint inline, int64_t base, object encode, int64_t number):
-        if inline:
+        if inline and 0 <= number < LINE_LIMIT:
             return base + number
         return encode(number)
 

@@ -26,6 +26,7 @@ from taxi_lines import GOOD, line
 from taxi_rsp.feeder import Feeder, TripMeta
 from taxi_rsp.feeder import reader as feeder_reader
 from taxi_rsp.feeder.reader import PURE_PYTHON_ENV
+from taxi_rsp.feeder import vocabulary as V
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.events import GraphEvent, StarGraph
 
@@ -316,3 +317,17 @@ def test_read_time_is_taken_per_line_on_the_native_loop(tmp_path: Path) -> None:
         time.sleep(0.01)
     (first_read, first_seen), (second_read, _) = stamps
     assert first_read <= first_seen < second_read and second_read - first_read >= 10_000_000
+
+
+
+def test_line_number_ids_are_added_in_c_and_equal_the_dictionary_s() -> None:
+    """The ids of a line's trip IRI, sequence number and graph are one C addition per
+    line for the dictionary's inline layout (its flag is bit 62, so every base is 2**62
+    or more), and they are the ids the dictionary itself gives."""
+    dictionary = Dictionary()
+    feeder = Feeder(Path("x.csv"), dictionary, native=True)
+    events = feeder._native_events([GOOD.encode()] * 3)
+    assert events.line_ids_in_c() == (True, True, True)
+    third = list(events)[2]
+    assert third.triples.subject == dictionary.numbered_iri_id(V.TRIP_PREFIX, 3)
+    assert third.graph == dictionary.numbered_iri_id(V.GRAPH_PREFIX, 3)
