@@ -76,3 +76,35 @@ def test_an_event_is_one_flat_entry_for_one_consumer_and_for_twins() -> None:
         Stream(engine).send(0, ("ex:a", "ex:v", 1))
         (entry,) = scan._entries
         assert len(entry) == 1 + outputs and all(type(held) is tuple for held in entry[1:])
+
+
+GROUPED = ("SELECT ?k (COUNT(*) AS ?n) (MAX(?v) AS ?top) "
+           "WHERE { STREAM ex:stream [RANGE 2m] { ?s ex:k ?k ; ex:v ?v } } GROUP BY ?k")
+
+
+def test_a_compiled_aggregate_entry_holds_its_group_not_the_event_s_row_or_key() -> None:
+    """(expiry, group state, the aggregates' compiled arguments): the row the match built
+    and the key tuple that found the group are freed with the event, not a window range
+    later; a hand-over to the reference (a string where numbers were seen) replays the
+    entries from these values alone, with the reference's answers."""
+    def run(compiled: bool) -> tuple[list, Engine]:
+        engine = Engine(compiled=compiled)
+        engine.register("PREFIX ex: <http://example.org/> " + GROUPED, "q")
+        stream = Stream(engine)
+        stream.send(0, ("ex:a", "ex:k", "ex:x"), ("ex:a", "ex:v", 4))
+        stream.send(0.5, ("ex:b", "ex:k", "ex:x"), ("ex:b", "ex:v", 7))
+        if compiled:
+            (aggregate,) = engine.queries[0].physical.windows
+            assert type(aggregate).__name__ == "CompiledAggregate" and aggregate.mode == "compiled"
+            first, second = aggregate._entries
+            assert len(first) == 4 and first[1] is second[1] and type(first[1]) is list
+            assert not any(type(part) is tuple for part in first)
+        stream.send(1, ("ex:c", "ex:k", "ex:x"), ("ex:c", "ex:v", "seven"))  # hands over
+        stream.send(2.2, ("ex:d", "ex:k", "ex:y"), ("ex:d", "ex:v", 1))  # ex:a leaves
+        stream.send(2.7, ("ex:e", "ex:k", "ex:y"), ("ex:e", "ex:v", 2))  # ex:b leaves
+        stream.send(3.2, ("ex:f", "ex:k", "ex:y"), ("ex:f", "ex:v", 3))  # ex:c leaves
+        return stream.values(), engine
+
+    compiled, engine = run(compiled=True)
+    assert engine.queries[0].physical.windows[0].mode == "reference"
+    assert compiled == run(compiled=False)[0]

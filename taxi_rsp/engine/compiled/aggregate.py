@@ -15,7 +15,7 @@ fused):
   values stored in the entry — no expression is evaluated again (tree-based mappings of
   CQELS DEBS 2015 §3.1, here flattened to one tuple per mapping).
 
-Group state is a plain list per group: ``[rows, last output, agg state…]`` with
+Group state is a plain list per group: ``[rows, last output, dirty, key, agg state…]`` with
 COUNT/SUM/AVG as integers, MIN/MAX as a monotonic deque (the window retracts in arrival
 order, so the sliding-window maximum is amortised O(1)) and MEDIAN as a sorted ``list``
 (bisect; exact, the two middle values' mean without ``Fraction`` unless it needs one).
@@ -49,9 +49,9 @@ from taxi_rsp.algebra.plan import volatile_step
 from taxi_rsp.engine.codegen import SMALL_INTS, ChunkCompiler, NoFast, _Miss, type_codes
 from taxi_rsp.engine.expr import Compiled, ExprError
 from taxi_rsp.engine.generated import InCell, define, swap_all
-from taxi_rsp.engine.ops.base import Delta, Operator, Row
+from taxi_rsp.engine.ops.base import Operator, Row
 from taxi_rsp.engine.ops.aggregates import Sum
-from taxi_rsp.engine.ops.group import GroupOp
+from taxi_rsp.engine.ops.group import ERROR, GroupOp
 from taxi_rsp.engine.ops.match import BGPMatcher, EventView
 from taxi_rsp.engine.ops.window import WindowScan
 from taxi_rsp.engine.ops.window_kinds import RangeWindow
@@ -75,9 +75,12 @@ _INT_HEAD = INLINE_FLAG | (T_INTEGER << TYPE_SHIFT)
 _DEC_HEAD = INLINE_FLAG | (T_DECIMAL << TYPE_SHIFT)
 # state[0] = rows, state[1] = last output row, state[2] = the group's key while touched
 # since the last flush (the state is then in the dirty list; None otherwise: a key may be
-# the empty tuple, so tests are `is None`), then one slot per aggregate
+# the empty tuple, so tests are `is None`), state[3] = the group's key, then one slot per
+# aggregate. A window entry holds the state, not the key: the key tuple an arrival builds
+# to find its group is freed with the event, not a window range later.
 _DIRTY = 2
-_FIRST_STATE = 3
+_KEY = 3
+_FIRST_STATE = 4
 # the generated code's group state ``st`` is always such a list (or None): indexed in C
 _STATE_TYPES = {"st": "list"}
 
@@ -214,15 +217,15 @@ class CompiledAggregate(Operator):
         src += [f"        {a} = {code}" for a, code in zip(args, arg_codes)]
         src += ["    except Exception:", "        return _slow(row, expiry)"]
         src += self._apply_lines(args, "    ")
-        src += ["", f"def apply(row, expiry, key, {', '.join(args)}):" if args else "def apply(row, expiry, key):"]
+        src += ["", f"def apply(expiry, key, {', '.join(args)}):" if args else "def apply(expiry, key):"]
         src += self._apply_lines(args, "    ")
         # the entries that leave are freed after the event's outputs (see reclaim)
         src += ["", "def expire(until):", "    popleft = entries.popleft", "    gone = []"]
         src += ["    while entries and entries[0][0] <= until:",
                 "        entry = popleft()",
                 "        gone.append(entry)",
-                f"        _, _, key, st{''.join(', ' + a for a in args)} = entry",
-                *("        " + line for line in _touch_source()),
+                f"        _, st{''.join(', ' + a for a in args)} = entry",
+                *("        " + line for line in _touch_source(key=f"st[{_KEY}]")),
                 "        st[0] -= 1"]
         src += [f"        {line}" for j, a in enumerate(args) for line in self._revert(j, a)]
         src += ["    _retire(gone)"]
@@ -285,7 +288,7 @@ class CompiledAggregate(Operator):
         # the entry holds its group's state: a group is dropped (by flush) only once its
         # count is 0, i.e. when no entry refers to it any more
         lines = [*group_state_source(''.join(', ' + self._init(j) for j in range(len(args))), "1"),
-                 f"_add_entry((expiry, row, key, st{''.join(', ' + a for a in args)}))"]
+                 f"_add_entry((expiry, st{''.join(', ' + a for a in args)}))"]
         if self._implicit:
             lines.append("st[-1] = 1  # the one group has seen a row (see _result, SUM)")
         for j, a in enumerate(args):
@@ -381,7 +384,7 @@ class CompiledAggregate(Operator):
             self._go_reference()
             self._insert(row, expiry)
             return
-        self._apply(row, expiry, tuple(out[i] for i in self._key_pos), *values)
+        self._apply(expiry, tuple(out[i] for i in self._key_pos), *values)
 
     @staticmethod
     def _fast_value(closure: Compiled | None, kind: Any, row: Row) -> int:
@@ -403,16 +406,22 @@ class CompiledAggregate(Operator):
     def _new_state_for_implicit(self) -> list:
         """The one group of a query without GROUP BY; its last slot records whether it
         has ever held a row (the type of an empty SUM depends on it)."""
-        return [0, None, ()] + [[] if n == "MEDIAN" else deque() if n in ("MIN", "MAX") else 0
+        return [0, None, (), ()] + [[] if n == "MEDIAN" else deque() if n in ("MIN", "MAX") else 0
                                for n, _, _ in self._aggs] + [0]
 
     def _go_reference(self) -> None:
         """Replay the window into the reference GroupOp, which carries on from the
-        outputs already emitted."""
-        reference = self._reference
-        for entry in self._entries:
-            for out in self._derive([entry[1]]):
-                reference.push([(out, 1)])
+        outputs already emitted. An entry holds its group and the compiled forms of the
+        aggregate arguments, which convert back to the reference's values exactly (each
+        compiled kind is one Python type); the entries become (expiry, key, values)."""
+        reference, entries = self._reference, self._entries
+        replayed = []
+        for expiry, state, *forms in entries:
+            values = [reference_value(form, kind) for form, kind in zip(forms, self._kinds)]
+            reference.push_values(state[_KEY], values, 1)
+            replayed.append((expiry, state[_KEY], values))
+        entries.clear()
+        entries.extend(replayed)  # the same deque: the window API's closures hold it
         for key, state in reference._groups.items():
             current = self._groups.get(key)
             state.output = current[1] if current is not None else None
@@ -436,17 +445,28 @@ class CompiledAggregate(Operator):
         self._expire = self._reference_expire
 
     def _reference_insert(self, row: Row, expiry: int) -> None:
-        derived = self._derive([row])
-        if derived:
-            self._entries.append((expiry, row))
-            self._reference.push([(out, 1) for out in derived])
+        for out in self._derive([row]):
+            key, values = self._reference.values(out)
+            self._entries.append((expiry, key, values))
+            self._reference.push_values(key, values, 1)
 
     def _reference_expire(self, until: int) -> None:
-        entries = self._entries
-        gone: list[Delta] = []
+        entries, reference = self._entries, self._reference
         while entries and entries[0][0] <= until:
-            gone.extend((out, -1) for out in self._derive([entries.popleft()[1]]))
-        self._reference.push(gone)
+            _, key, values = entries.popleft()
+            reference.push_values(key, values, -1)
+
+
+def reference_value(form: int, kind: Any) -> Any:
+    """The reference's value of an aggregate argument held in compiled form (the inverse
+    of :func:`compiled_form`); a COUNT contribution of 0 was an expression error.
+
+    >>> reference_value(2500000000, ("D", 9)), reference_value(7, "I"), reference_value(0, "C") is ERROR
+    (Fraction(5, 2), 7, True)
+    """
+    if kind == "C":
+        return True if form else ERROR
+    return form if kind == "I" else Fraction(form, 10 ** kind[1])
 
 
 def int_id_source(value: str) -> str:
@@ -525,17 +545,17 @@ def group_state_source(initial: str, added: str) -> list[str]:
     hashes it anew."""
     return ["st = groups.get(key)",
             "if st is None:",
-            f"    st = groups[key] = [0, None, key{initial}]",
+            f"    st = groups[key] = [0, None, key, key{initial}]",
             "    dirty.append(st)",
             *_touch_source("elif"),
             f"st[0] += {added}"]
 
 
-def _touch_source(keyword: str = "if") -> list[str]:
+def _touch_source(keyword: str = "if", key: str = "key") -> list[str]:
     """Source noting that group ``key`` (state ``st``) changed in this instant: a flag in
     its state and, the first time, an entry in the ``dirty`` list — no hash of the key
     (a ``dirty`` dict would hash it on every change)."""
-    return [f"{keyword} st[{_DIRTY}] is None:", f"    st[{_DIRTY}] = key", "    dirty.append(st)"]
+    return [f"{keyword} st[{_DIRTY}] is None:", f"    st[{_DIRTY}] = {key}", "    dirty.append(st)"]
 
 
 def flush_source(results: list[str], key_width: int) -> list[str]:

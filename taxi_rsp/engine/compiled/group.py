@@ -20,7 +20,6 @@ accumulators), which answers from then on.
 from __future__ import annotations
 
 from bisect import bisect_left, insort
-from fractions import Fraction
 from typing import Any
 
 import cython
@@ -28,7 +27,7 @@ import cython
 from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss, type_codes
 from taxi_rsp.engine.compiled.aggregate import (_DIRTY, _FIRST_STATE, _STATE_TYPES, FUSABLE, CompiledAggregate,
                                                 _Deopt, compiled_form, flush_source, group_state_source,
-                                                int_id_source, median_id_source)
+                                                int_id_source, median_id_source, reference_value)
 from taxi_rsp.engine.expr import Compiled, ExprError
 from taxi_rsp.engine.generated import InCell, define, swap_all
 from taxi_rsp.engine.ops.aggregates import Count, Max, Median, Min, Sum
@@ -38,7 +37,7 @@ from taxi_rsp.lang import ast
 from taxi_rsp.rdf.dictionary import Dictionary
 
 # [rows, last output, its key while touched since the last flush, else None (see
-# group_state_source), a slot per aggregate, an error count per aggregate, a flag per
+# group_state_source), its key, a slot per aggregate, an error count per aggregate, a flag per
 # aggregate: a SUM of decimals has held a value (the reference's total is then a Fraction,
 # else still the integer 0; the type of an emptied or restored SUM depends on it)]: the
 # aggregate's layout, _FIRST_STATE
@@ -95,7 +94,7 @@ class CompiledGroup(Operator):
         self._bind_calls()
         if self._implicit:
             # the last slot records whether the group ever held a row (see SUM's result)
-            self._groups[()] = state = ([0, None, ()] + [self._empty(n) for n, _, _ in self._aggs]
+            self._groups[()] = state = ([0, None, (), ()] + [self._empty(n) for n, _, _ in self._aggs]
                                         + [0] * (2 * len(self._aggs)) + [0])
             self._dirty.append(state)
 
@@ -355,9 +354,6 @@ class CompiledGroup(Operator):
             return compiled_form(value, kind)
         return self._fast_value(closure, kind, row)
 
-    def _python_value(self, value: int, kind: Any) -> Any:
-        return value if kind == "I" else Fraction(value, 10 ** kind[1])
-
     def _hand_over(self) -> None:
         """The compiled state becomes the reference GroupOp's state."""
         reference = self._reference
@@ -382,9 +378,9 @@ class CompiledGroup(Operator):
         if isinstance(acc, Count):
             acc.n = slot
         elif isinstance(acc, Sum):  # SUM and AVG: the total of ``rows`` values
-            acc.total, acc.n = (self._python_value(slot, kind) if ever else 0), rows
+            acc.total, acc.n = (reference_value(slot, kind) if ever else 0), rows
         elif isinstance(acc, (Min, Max, Median)):
-            values = [self._python_value(v, kind) for v in slot]
+            values = [reference_value(v, kind) for v in slot]
             acc.values.clear()
             acc.values.update(values)
         else:  # pragma: no cover - only FUSABLE aggregates are compiled

@@ -16,6 +16,7 @@ from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.rdf.dictionary import Dictionary
 
 _MISSING = object()
+ERROR = object()  # an aggregate argument whose expression raised an error (see GroupOp.values)
 
 
 class _GroupState:
@@ -58,28 +59,51 @@ class GroupOp(Operator):
     def push(self, deltas: list[Delta]) -> None:
         key_pos = self._key_pos
         for row, mult in deltas:
-            key = tuple(row[i] for i in key_pos)
-            state = self._groups.get(key)
-            if state is None:
-                state = self._groups[key] = self._new_state()
-            if key not in self._dirty:
-                self._dirty[key] = state.output
+            state = self._touch(tuple(row[i] for i in key_pos))
             state.rows += mult
             for (_, distinct, arg, _), acc in zip(self._specs, state.accumulators):
-                for _ in range(abs(mult)):
-                    self._apply(acc, arg, distinct, row, mult > 0)
+                for _ in range(abs(mult)):  # an argument is evaluated per solution (RAND())
+                    self._apply(acc, self._value(arg, distinct, row), mult > 0)
+
+    def values(self, row: Row) -> tuple[tuple, list]:
+        """``row``'s group key and its aggregates' argument values (``ERROR`` for an
+        expression error): what :meth:`push` adds, for a caller that keeps these rather
+        than rows (see :meth:`push_values`)."""
+        return (tuple(row[i] for i in self._key_pos),
+                [self._value(arg, distinct, row) for _, distinct, arg, _ in self._specs])
+
+    def push_values(self, key: tuple, values: list, mult: int) -> None:
+        """:meth:`push` of one solution (``mult`` 1 or -1) given as :meth:`values`."""
+        state = self._touch(key)
+        state.rows += mult
+        for acc, value in zip(state.accumulators, values):
+            self._apply(acc, value, mult > 0)
+
+    def _touch(self, key: tuple) -> _GroupState:
+        """The state of group ``key`` (new if it has none), noted as changed in this
+        instant with the output it had before."""
+        state = self._groups.get(key)
+        if state is None:
+            state = self._groups[key] = self._new_state()
+        if key not in self._dirty:
+            self._dirty[key] = state.output
+        return state
 
     @staticmethod
-    def _apply(acc: Accumulator, arg: Compiled | None, distinct: bool, row: Row, insert: bool) -> None:
+    def _value(arg: Compiled | None, distinct: bool, row: Row) -> Any:
         if arg is None:  # COUNT(*): every solution counts; COUNT(DISTINCT *): distinct solutions
-            value: Any = row if distinct else True
+            return row if distinct else True
+        try:
+            return arg(row)
+        except ExprError:
+            return ERROR
+
+    @staticmethod
+    def _apply(acc: Accumulator, value: Any, insert: bool) -> None:
+        if value is ERROR:
+            (acc.update_error if insert else acc.revert_error)()
         else:
-            try:
-                value = arg(row)
-            except ExprError:
-                (acc.update_error if insert else acc.revert_error)()
-                return
-        (acc.update if insert else acc.revert)(value)
+            (acc.update if insert else acc.revert)(value)
 
     def _output(self, key: tuple, state: _GroupState) -> Row | None:
         if state.rows == 0 and not self._implicit:
