@@ -66,8 +66,8 @@ class CompiledCorrelated(Operator):
         self._dictionary = dictionary
         self._generic_holds = reference._condition  # merged row -> bool (errors are False)
         self._merge = reference._merge
-        # key -> the rows under it as entries (see _find): [row, multiplicity, matches] on
-        # the left, [row, multiplicity] on the right, in arrival order
+        # key -> the rows under it as entries (see _find, _row_of): [row, multiplicity,
+        # matches] on the left, the row (or [row, multiplicity]) on the right, in arrival order
         self._left: dict[tuple, list | dict] = {}
         self._right: dict[tuple, list | dict] = {}
         # _holds (see InCell): the correlation condition of a pair, None without one;
@@ -203,16 +203,16 @@ class CompiledCorrelated(Operator):
                     if candidates is not None:
                         if holds is None:
                             for entry in _in_order(candidates):
-                                matches += entry[1]
+                                matches += _count_of(entry)
                         elif optional:
-                            matched = [(entry[0], entry[1]) for entry in _in_order(candidates)
-                                       if holds(row, entry[0])]
+                            matched = [(_row_of(entry), _count_of(entry)) for entry in _in_order(candidates)
+                                       if holds(row, _row_of(entry))]
                             matches = sum(count for _, count in matched)
                             holds = cells[0]
                         else:
                             for entry in _in_order(candidates):
-                                if holds(row, entry[0]):
-                                    matches += entry[1]
+                                if holds(row, _row_of(entry)):
+                                    matches += _count_of(entry)
                             holds = cells[0]
                     if mult:
                         if rows is None:
@@ -234,8 +234,9 @@ class CompiledCorrelated(Operator):
                         out.append((row + tail(rrow), mult * count))
                 else:
                     for entry in _newest_first(right[key]):
-                        if holds is None or holds(row, entry[0]):
-                            out.append((row + tail(entry[0]), mult * entry[1]))
+                        rrow = _row_of(entry)
+                        if holds is None or holds(row, rrow):
+                            out.append((row + tail(rrow), mult * _count_of(entry)))
                     holds = cells[0]
             if out:
                 for sink in sinks:
@@ -290,15 +291,18 @@ class CompiledCorrelated(Operator):
                     if mult < 0:
                         raise ValueError(f"retraction of a row that is not held: {row!r}")
                     if held is None:
-                        right[key] = [[row, mult]]
+                        right[key] = [row if mult == 1 else [row, mult]]
                     elif mult:
-                        _add(right, key, held, [row, mult])
+                        _add(right, key, held, row if mult == 1 else [row, mult])
                     continue
-                count = entry[1] + mult
+                count = _count_of(entry) + mult
                 if count < 0:
                     raise ValueError(f"retraction below zero for row {row!r}")
                 if count:
-                    entry[1] = count
+                    if type(entry) is list:
+                        cython.cast(list, entry)[1] = count
+                    else:  # a row held once, now more often
+                        _replace(right, key, held, entry, [entry, count])
                 else:
                     _remove(right, key, held, entry)
             if out:
@@ -316,8 +320,8 @@ class CompiledCorrelated(Operator):
             for row, mult, matches in _in_order(rows):
                 reference.left.put((key,) if bare else key, row, Entry(mult, matches))
         for key, held in self._right.items():
-            for row, count in _in_order(held):
-                reference.right.add((key,) if bare else key, row, count)
+            for entry in _in_order(held):
+                reference.right.add((key,) if bare else key, _row_of(entry), _count_of(entry))
         self._left.clear()
         self._right.clear()
         self._handed_over.append(True)
@@ -332,17 +336,47 @@ def compile_correlated(reference: _Correlated, left: tuple[str, ...], right: tup
     return CompiledCorrelated(reference, left, right, condition, dictionary)
 
 
-# The rows under one key: a list of entries (each a list starting with the row) while
-# there are at most _LIST_LIMIT of them, else a dict row -> the same entry.
+# The rows under one key: a list of entries while there are at most _LIST_LIMIT of them,
+# else a dict row -> the same entry. A left entry is [row, multiplicity, matches]; a right
+# entry is the row itself while it is held once (the common case: a window inserts a row
+# once and retracts it once; no list per row held for the whole window), else [row,
+# multiplicity]. A row is a tuple, never a list, so the entry's type tells them apart.
 _LIST_LIMIT = 8
 
 
 @cython.cfunc
-def _find(held: list | dict, row: Row) -> list | None:
+@cython.inline
+def _row_of(entry: Any) -> Any:
+    return cython.cast(list, entry)[0] if type(entry) is list else entry
+
+
+@cython.cfunc
+@cython.inline
+@cython.returns(cython.Py_ssize_t)
+def _count_of(entry: Any) -> int:
+    return cython.cast(list, entry)[1] if type(entry) is list else 1
+
+
+@cython.cfunc
+def _replace(side: dict, key: Any, held: list | dict, entry: Any, new: list) -> None:
+    """Put ``new`` in the place of ``entry`` under ``key``."""
+    if type(held) is list:
+        rows = cython.cast(list, held)
+        i = cython.declare(cython.Py_ssize_t)
+        for i in range(len(rows)):
+            if rows[i] is entry:
+                rows[i] = new
+                return
+    else:
+        cython.cast(dict, held)[_row_of(entry)] = new
+
+
+@cython.cfunc
+def _find(held: list | dict, row: Row) -> Any:
     """The entry of ``row`` under a key, or None."""
     if type(held) is list:
         for entry in cython.cast(list, held):
-            found = entry[0]
+            found = _row_of(entry)
             if found is row or found == row:  # a window retracts the very row it inserted
                 return entry
         return None
@@ -350,18 +384,18 @@ def _find(held: list | dict, row: Row) -> list | None:
 
 
 @cython.cfunc
-def _add(side: dict, key: Any, held: list | dict, entry: list) -> None:
+def _add(side: dict, key: Any, held: list | dict, entry: Any) -> None:
     """Hold a new ``entry`` under ``key`` (``held``: its entries so far, not empty)."""
     if type(held) is list:
         cython.cast(list, held).append(entry)
         if len(held) > _LIST_LIMIT:
-            side[key] = {kept[0]: kept for kept in held}  # same entries, same order
+            side[key] = {_row_of(kept): kept for kept in held}  # same entries, same order
     else:
-        cython.cast(dict, held)[entry[0]] = entry
+        cython.cast(dict, held)[_row_of(entry)] = entry
 
 
 @cython.cfunc
-def _remove(side: dict, key: Any, held: list | dict, entry: list) -> None:
+def _remove(side: dict, key: Any, held: list | dict, entry: Any) -> None:
     """Drop ``entry`` from under ``key``, and the key once nothing is under it (the
     entry is freed after the event's outputs, see reclaim)."""
     retired.append(entry)
@@ -373,7 +407,7 @@ def _remove(side: dict, key: Any, held: list | dict, entry: list) -> None:
                 del rows[i]
                 break
     else:
-        del cython.cast(dict, held)[entry[0]]
+        del cython.cast(dict, held)[_row_of(entry)]
     if not held:
         del side[key]
 
