@@ -140,6 +140,7 @@ class CompiledAggregate(Operator):
         entries, dirty, reference = self._entries, self._dirty, self._reference
         match, range_ms = self.matcher.match_view, self.range_ms
         cells = cython.declare(list, self._cells)
+        last = cython.declare(list, [None, None])  # the last arrival's time and expiry (shared)
 
         def next_expiry() -> int | None:
             return entries[0][0] if entries else None
@@ -151,7 +152,9 @@ class CompiledAggregate(Operator):
         def insert(time: int, view: EventView) -> None:
             rows = match(view)
             if rows:
-                expiry = time + range_ms
+                if time != last[0]:
+                    last[0], last[1] = time, time + range_ms
+                expiry = last[1]
                 for row in rows:
                     cells[0](row, expiry)  # read for each row: a row may make it hand over
 

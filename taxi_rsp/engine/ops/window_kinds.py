@@ -113,8 +113,13 @@ class RangeWindow(WindowKind):
         # and absorb()
         feeds = cython.declare(list, [])
         consumers = cython.declare(list, [])
+        # the last arrival's time and expiry: the events of one second share one expiry
+        # object, held by each of their entries for the whole window
+        last = cython.declare(list, [None, None])
 
         def insert(time: int, view: EventView) -> None:
+            if time != last[0]:
+                last[0], last[1] = time, time + range_ms
             if not consumers:
                 for output in outputs:
                     feeds.append(output._leaf._cells if output._leaf is not None else [output._rows])
@@ -122,7 +127,7 @@ class RangeWindow(WindowKind):
             if len(consumers) == 1:
                 rows = cython.cast(list, feeds[0])[0](view)
                 if rows:
-                    add_entry((time + range_ms, held_rows(rows)))
+                    add_entry((last[1], held_rows(rows)))
                     deltas = [(row, 1) for row in rows]
                     for sink in consumers[0]:  # Operator.emit, without its call and look-ups
                         sink(deltas)
@@ -132,9 +137,9 @@ class RangeWindow(WindowKind):
             batch = cython.declare(list, [cython.cast(list, feed)[0](view) for feed in feeds])
             if any(batch):
                 if len(batch) == 2:  # a block and its NOT EXISTS / OPTIONAL twin
-                    add_entry((time + range_ms, held_rows(batch[0]), held_rows(batch[1])))
+                    add_entry((last[1], held_rows(batch[0]), held_rows(batch[1])))
                 else:
-                    add_entry(tuple([time + range_ms] + [held_rows(rows) for rows in batch]))
+                    add_entry(tuple([last[1]] + [held_rows(rows) for rows in batch]))
             n = cython.declare(cython.Py_ssize_t)
             for n in range(len(batch)):
                 rows = batch[n]
