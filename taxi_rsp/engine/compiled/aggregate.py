@@ -615,7 +615,7 @@ def fuse_group(window: WindowScan, keys: tuple[str, ...], aggregates: list, dict
             or window._specs is None or len(window._outputs) != 1):
         return None
     if any(volatile_step(spec.description) for spec in window._specs):
-        return None  # its reference mode derives a row again at expiry: RAND() would differ
+        return None  # volatile steps (RAND()) stay on the reference window: one draw per row, retracted as drawn
     if any(agg.distinct or agg.name not in FUSABLE for _, agg in aggregates):
         return None
     specs = [(var, agg.name, agg.distinct, agg.arg,

@@ -32,6 +32,7 @@ from taxi_rsp.engine.expr import Compiled, ExprError
 from taxi_rsp.engine.generated import InCell, define, swap_all
 from taxi_rsp.engine.ops.aggregates import Count, Max, Median, Min, Sum
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
+from taxi_rsp.engine.ops.group import ERROR as _ERROR  # an argument that is an error (slow path, unbound branches)
 from taxi_rsp.engine.ops.group import GroupOp
 from taxi_rsp.lang import ast
 from taxi_rsp.rdf.dictionary import Dictionary
@@ -41,7 +42,6 @@ from taxi_rsp.rdf.dictionary import Dictionary
 # aggregate: a SUM of decimals has held a value (the reference's total is then a Fraction,
 # else still the integer 0; the type of an emptied or restored SUM depends on it)]: the
 # aggregate's layout, _FIRST_STATE
-_ERROR = object()  # an aggregate argument that is an error (slow path, unbound branches)
 _UNBOUND_BRANCHES = 3  # at most this many variables get an unbound branch in push
 
 
