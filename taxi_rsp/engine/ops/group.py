@@ -15,7 +15,6 @@ from taxi_rsp.engine.ops.aggregates import Accumulator, make_accumulator
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.rdf.dictionary import Dictionary
 
-_MISSING = object()
 ERROR = object()  # an aggregate argument whose expression raised an error (see GroupOp.values)
 
 
