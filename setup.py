@@ -6,7 +6,9 @@
 * the engine's hot modules compiled to C by Cython (``taxi_rsp/native.py`` says which
   and why), with the digest of each compiled source recorded for the stale-build check;
 * the Feeder's per-line loop, ``feeder/_native.pyx`` -> ``taxi_rsp.feeder._native``
-  (Cython with C types, issue 15 §4; the pure-Python ``Feeder._events`` is its reference).
+  (Cython with C types, issue 15 §4; the pure-Python ``Feeder._events`` is its reference),
+  and the huge-page arena allocator, ``taxi_rsp/engine/arenas.pyx`` (see
+  ``taxi_rsp/engine/hugepages.py``).
 
 Every extension is optional: a module that fails to compile, or a machine without
 Cython or a C compiler, leaves the Python source in charge; ``tests/test_native.py`` and
@@ -49,9 +51,10 @@ def native_extensions() -> list[Extension]:
         compiler_directives={"language_level": 3, "annotation_typing": False, "infer_types": False,
                              "binding": True},
     )
-    # The Feeder's loop is written for Cython (C types declared in the .pyx, its own
-    # directives in its header): compiled apart from the pure-Python modules above.
-    extensions += cythonize([Extension("taxi_rsp.feeder._native", ["feeder/_native.pyx"])],
+    # The modules written for Cython (C types declared in the .pyx, their own directives in
+    # their header: the Feeder's loop, the huge-page arena allocator): compiled apart from
+    # the pure-Python modules above.
+    extensions += cythonize([Extension(name, [path]) for name, path in NATIVE["PYX_MODULES"].items()],
                             compiler_directives={"language_level": 3}, quiet=True)
     for extension in extensions:  # cythonize drops an Extension's optional flag: set it here
         extension.optional = True  # a failed compile warns; the install goes on
