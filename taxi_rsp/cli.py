@@ -33,7 +33,10 @@ ENVIRONMENT = """environment variables:
                          to C and warn if that fails (default: compile when possible;
                          built in the background on a query's first run, then cached)
   TAXI_RSP_JIT_CACHE     folder of the compiled generated code
-                         (default ~/.cache/taxi-rsp/jit)"""
+                         (default ~/.cache/taxi-rsp/jit)
+  TAXI_RSP_HUGE_PAGES    0: keep `run`'s small objects in ordinary pages (default: in
+                         transparent huge pages on Linux when the kernel allows it;
+                         summary.json's `heap` says which)"""
 
 
 def build_parser() -> argparse.ArgumentParser:
