@@ -1,7 +1,8 @@
 """Whether, and why not, this process keeps its small objects in transparent huge pages.
 
 The engine's state is millions of small Python objects spread over pymalloc's 1 MiB
-arenas; on a virtual machine the page walks of their TLB misses cost it ≈ 7 % of a run.
+arenas; on a virtual machine the page walks of their TLB misses cost it 5–14 % of a
+run's CPU time (docs/performance.md, "Stop 35").
 :func:`enable` moves the arenas made from then on into a region the kernel backs with
 2 MiB pages (:mod:`taxi_rsp.engine.arenas`, compiled by the install). ``taxi-rsp run``
 calls it before it builds anything, and its summary records the outcome under ``heap``.
