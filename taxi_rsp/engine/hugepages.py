@@ -23,6 +23,8 @@ import os
 import sys
 from pathlib import Path
 
+from taxi_rsp.native import pure_python_requested
+
 ENV = "TAXI_RSP_HUGE_PAGES"
 THP_SETTING = Path("/sys/kernel/mm/transparent_hugepage/enabled")
 RESERVE_MIB = 4096  # address space only (MAP_NORESERVE); arenas beyond it get small pages
@@ -50,8 +52,6 @@ def _reason_off(environ: dict[str, str] | os._Environ[str]) -> str | None:
         return f"off (no {THP_SETTING})"
     if mode == "never":
         return f"off (transparent huge pages are disabled: {THP_SETTING} is 'never')"
-    from taxi_rsp.native import pure_python_requested
-
     if pure_python_requested(environ):
         return "off (TAXI_RSP_PURE_PYTHON: the compiled arena allocator is not loaded)"
     return None
