@@ -16,6 +16,7 @@ fresh process. A user's ``taxi-rsp run`` starts fresh, and so does a hand-writte
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -29,6 +30,7 @@ LOOPS = {"q1": handloop_q1.run, "q2": handloop_q2.run}
 def main(argv: list[str]) -> None:
     side, queries, input_file, out = argv[0], argv[1].split(","), argv[2], argv[3]
     if side == "engine":
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as `taxi-rsp` sets it (taxi_rsp/cli.py)
         from taxi_rsp.runner import RunConfig, run
 
         started = time.process_time()

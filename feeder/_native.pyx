@@ -385,6 +385,7 @@ cdef class NativeEvents:
     cdef object trip_fn, graph_fn, integer_fn
     cdef int64_t trip_base, graph_base, integer_base
     cdef bint trip_inline, graph_inline, integer_inline
+    cdef bint read_medallion, read_hack, read_payment, read_secs, read_dist  # see Feeder.left_out
     cdef Py_ssize_t secs_at, dist_at
     cdef int64_t line_no, skipped, accepted, profit_excluded, latest
     cdef int ngrids
@@ -428,6 +429,7 @@ cdef class NativeEvents:
         self.strings = FieldMemo(feeder._strings, STRING_MEMO_BITS)
         self.secs = FieldMemo(secs_codec, NUMBER_MEMO_BITS)
         self.dist = FieldMemo(dist_codec, NUMBER_MEMO_BITS)
+        self.read_medallion, self.read_hack, self.read_payment, self.read_secs, self.read_dist = feeder._reads
         self.trip_fn, self.graph_fn, self.integer_fn = feeder._trip_id, feeder._graph_id, feeder._integer_id
         self.trip_inline, self.trip_base = offset_of(self.trip_fn)
         self.graph_inline, self.graph_base = offset_of(self.graph_fn)
@@ -656,15 +658,15 @@ cdef class NativeEvents:
                 if not mask & 2:
                     self.outliers["q2"] += 1
             # terms are encoded in the reference's order, so table ids come out the same
-            medallion_id = self.memo_field(F_MEDALLION, self.strings)
-            hack_id = self.memo_field(F_HACK, self.strings)
-            payment_id = self.memo_field(F_PAYMENT, self.strings)
+            medallion_id = self.memo_field(F_MEDALLION, self.strings) if self.read_medallion else None
+            hack_id = self.memo_field(F_HACK, self.strings) if self.read_hack else None
+            payment_id = self.memo_field(F_PAYMENT, self.strings) if self.read_payment else None
             self.money(0, F_FARE)
             self.money(1, F_TIP)
             if not (self.money_ok[0] and self.money_ok[1]) or self.money_negative[0] or self.money_negative[1]:
                 self.profit_excluded += 1
-            secs = self.memo_field(self.secs_at, self.secs)
-            dist = self.memo_field(self.dist_at, self.dist)
+            secs = self.memo_field(self.secs_at, self.secs) if self.read_secs else None
+            dist = self.memo_field(self.dist_at, self.dist) if self.read_dist else None
             start_id = <int64_t>inline_id(DATETIME_TAG, start)
             end_id = <int64_t>inline_id(DATETIME_TAG, end)
             graph = StarGraph(self.line_id(self.trip_inline, self.trip_base, self.trip_fn, line_no), self.layout, (

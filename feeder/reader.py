@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import csv
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
 from typing import TextIO
 
@@ -39,6 +39,12 @@ _PICKUP, _DROPOFF = _F["pickup_datetime"], _F["dropoff_datetime"]
 _PLON, _PLAT = _F["pickup_longitude"], _F["pickup_latitude"]
 _DLON, _DLAT = _F["dropoff_longitude"], _F["dropoff_latitude"]
 _BOTH_GRIDS = 0b11  # mask bits of AxisCodec: bit 0 = Q1 grid, bit 1 = Q2 grid
+
+# The fields that are only terms (no check reads their value; the medallion's is only
+# checked for being there): a Feeder told which predicates its consumers match (``read``)
+# neither decodes nor encodes those whose predicate is not among them. Their look-ups
+# are most of the loop's cache misses (tens of thousands of medallions and licences).
+OPTIONAL_TERMS = ("medallion", "hackLicense", "paymentType", "tripTimeSecs", "tripDistance")
 
 # TAXI_RSP_PURE_PYTHON=1: Feeders run the pure-Python loop (and the engine its source,
 # taxi_rsp/native.py, whose reading of the variable this shares).
@@ -85,6 +91,7 @@ class Feeder:
         latest_dropoff: int | None = None,
         lines: Iterable[bytes] | None = None,
         native: bool | None = None,
+        read: Collection[str] | None = None,
     ) -> None:
         """``first_line``, ``latest_dropoff`` and ``lines`` feed a slice of a larger file
         exactly as a sequential pass would see it (time-partitioned runs, taxi_rsp.scaleout):
@@ -92,8 +99,15 @@ class Feeder:
         line (= seq) and the latest accepted drop-off in ms before it (out-of-order check).
         ``native``: True runs the native loop (an error if it is not built), False the
         pure-Python one, None (default) the native one when built unless
-        ``TAXI_RSP_PURE_PYTHON`` is set; ``self.native`` says which runs."""
+        ``TAXI_RSP_PURE_PYTHON`` is set; ``self.native`` says which runs.
+        ``read``: the predicate IRIs some consumer of the events matches
+        (:func:`~taxi_rsp.algebra.analysis.stream_predicates`); the fields of
+        ``OPTIONAL_TERMS`` whose predicate is not among them are left out of the graphs
+        (``self.left_out`` names them). None (default): every field, as RDF needs."""
         self.native = _choose_native(native)
+        self.left_out = () if read is None else tuple(n for n in OPTIONAL_TERMS if V.PREDICATES[n] not in read)
+        # per field of OPTIONAL_TERMS: whether the loop encodes it
+        self._reads = tuple(n not in self.left_out for n in OPTIONAL_TERMS)
         self.path = Path(path)
         self.dictionary = dictionary
         self.stats = FeedStats()
@@ -186,6 +200,7 @@ class Feeder:
         secs_get, secs_miss = secs_codec.cache.get, secs_codec.miss
         dist_get, dist_miss = dist_codec.cache.get, dist_codec.miss
         trip_class = self._type[1]
+        read_medallion, read_hack, read_payment, read_secs, read_dist = self._reads
         layout = self._star_layout()
         trip_id, graph_id, integer_id = self._trip_id, self._graph_id, self._integer_id
         stream = self.stream
@@ -241,11 +256,11 @@ class Feeder:
                 if not mask & 2:
                     outliers["q2"] += 1
             # (terms are encoded in the order the triples list them: ids stay the same)
-            medallion_id = text_get(medallion) or text_miss(medallion)
+            medallion_id = (text_get(medallion) or text_miss(medallion)) if read_medallion else None
             field = fields[_HACK]
-            hack_id = text_get(field) or text_miss(field)
+            hack_id = (text_get(field) or text_miss(field)) if read_hack else None
             field = fields[_PAYMENT]
-            payment_id = text_get(field) or text_miss(field)
+            payment_id = (text_get(field) or text_miss(field)) if read_payment else None
             field = fields[_FARE]
             fare = money_get(field) or money_miss(field)
             field = fields[_TIP]
@@ -253,9 +268,9 @@ class Feeder:
             if fare is None or tip is None or fare[0] < 0 or tip[0] < 0:
                 stats.profit_excluded += 1
             field = fields[secs_at]
-            secs = secs_get(field) or secs_miss(field)
+            secs = (secs_get(field) or secs_miss(field)) if read_secs else None
             field = fields[dist_at]
-            dist = dist_get(field) or dist_miss(field)
+            dist = (dist_get(field) or dist_miss(field)) if read_dist else None
             # One star graph per trip: objects in layout order, None where a field has no
             # triple; its triples are built only if a consumer iterates them.
             graph = StarGraph(trip_id(line_no), layout, (

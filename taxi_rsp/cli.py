@@ -11,15 +11,20 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import signal
 import sys
 import traceback
 from collections.abc import Sequence
 
-from taxi_rsp import __version__, commands
-from taxi_rsp.errors import UserError
-from taxi_rsp.extras import missing_extra_hint
+# Before numpy loads (the delay statistics import it): no command multiplies matrices,
+# and OpenBLAS's helper threads would spin for ~0.1 CPU s after it loads, per process.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+from taxi_rsp import __version__, commands  # noqa: E402
+from taxi_rsp.errors import UserError  # noqa: E402
+from taxi_rsp.extras import missing_extra_hint  # noqa: E402
 
 DEBUG_HELP = "on an error, show the Python traceback after the one-line message"
 ENVIRONMENT = """environment variables:

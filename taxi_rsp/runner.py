@@ -85,7 +85,8 @@ def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) ->
                 config.warn(warning)
         rejects = outputs.open("rejects.csv")
         outputs.claim(config.force, protect=[config.input, *config.static])
-        feeder = Feeder(config.input, session.dictionary, rejects)
+        # the queries are all registered: the Feeder skips the terms none of them reads
+        feeder = Feeder(config.input, session.dictionary, rejects, read=session.predicates_read(STREAMS + "trips"))
         watch = _InputWatch(feeder, config.input, config.rss_checkpoints)
         started, cpu_started = time.perf_counter(), time.process_time()
         with _progress(config.progress, config.input) as tick:
@@ -103,6 +104,7 @@ def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) ->
         summary["rss_mib_at_lines"] = watch.rss_at_lines
         summary["peak_rss_mib"] = _peak_rss_mib()
         summary["engine_modules"] = {**native.status(), "feeder_native_loop": feeder.native}
+        summary["feeder_left_out"] = list(feeder.left_out)
         summary["generated_code"] = generated.status()
         summary["heap"] = hugepages.stats()
         summary["warnings"] = registration + _warnings(session, watch)

@@ -10,10 +10,13 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+from dataclasses import fields, is_dataclass
 from typing import Any
 
 from taxi_rsp.algebra import plan as P
 from taxi_rsp.lang import ast
+from taxi_rsp.rdf.terms import IRI
 
 
 def conjuncts(expr: Any) -> list[Any]:
@@ -79,3 +82,50 @@ def has_scan(node: object) -> bool:
     children = [getattr(node, name) for name in ("child", "left", "right") if hasattr(node, name)]
     children += list(getattr(node, "inputs", ()))
     return any(has_scan(c) for c in children)
+
+
+def stream_predicates(roots: Iterable[object], stream: str) -> frozenset[str] | None:
+    """The predicate IRIs that the triple patterns over ``stream`` in the plans ``roots``
+    can match; None when some pattern there can match any predicate (a variable or a
+    property path in predicate position). Every part of a plan is searched, the patterns
+    inside expressions (EXISTS) too, so a consumer of the stream is never missed.
+
+    >>> from taxi_rsp.algebra.translate import translate_query
+    >>> from taxi_rsp.lang.parser import parse_query
+    >>> def plan(text): return translate_query(parse_query(text)).root
+    >>> stream_predicates([plan("SELECT * WHERE { STREAM <http://s> [RANGE 1m] { ?a <http://p> ?b } }")], "http://s")
+    frozenset({'http://p'})
+    >>> stream_predicates([plan("SELECT * WHERE { STREAM <http://s> [RANGE 1m] { ?a ?p ?b } }")], "http://s") is None
+    True
+    >>> stream_predicates([plan("SELECT * WHERE { STREAM <http://t> [RANGE 1m] { ?a ?p ?b } }")], "http://s")
+    frozenset()
+    """
+    found: set[str] = set()
+    for root in roots:
+        for node in _parts(root):
+            if isinstance(node, P.Scan) and node.stream == stream:
+                triples: Iterable[ast.TriplePattern] = node.triples
+            elif isinstance(node, ast.StreamPattern) and (not isinstance(node.stream, IRI) or node.stream.value == stream):
+                triples = (t for t in _parts(node.pattern) if isinstance(t, ast.TriplePattern))
+            else:
+                continue
+            for triple in triples:
+                if not isinstance(triple.p, IRI):
+                    return None  # a variable or a path: any predicate may match
+                found.add(triple.p.value)
+    return frozenset(found)
+
+
+def _parts(node: object) -> Iterator[object]:
+    """``node`` and everything it holds, depth first: fields of dataclasses (plan nodes,
+    syntax, expressions) and the items of tuples, lists, sets and dicts."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        yield item
+        if is_dataclass(item) and not isinstance(item, type):
+            stack.extend(getattr(item, f.name) for f in fields(item))
+        elif isinstance(item, (tuple, list, set, frozenset)):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TextIO
 
 from taxi_rsp.feeder import Feeder
+from taxi_rsp.rdf.namespaces import STREAMS
 from taxi_rsp.scaleout.job import Job, build_session
 from taxi_rsp.scaleout.plan import ChunkTask
 from taxi_rsp.scaleout.slices import LineReader
@@ -84,10 +85,11 @@ def run_chunk(job: Job, task: ChunkTask, parts: str) -> ChunkResult:
         session = build_session(job, open_file)
         writers = session.sinks
         path = Path(job.input)
+        read = session.predicates_read(STREAMS + "trips")  # the terms no query reads are skipped
         started, cpu_started = time.perf_counter(), time.process_time()
         warm = Feeder(path, session.dictionary, first_line=task.warm_first_line,
                       latest_dropoff=task.warm_latest_dropoff,
-                      lines=LineReader(path, task.warm_start, task.start))
+                      lines=LineReader(path, task.warm_start, task.start), read=read)
         for event in warm:
             session.process(event)
         warm_seconds, warm_cpu = time.perf_counter() - started, time.process_time() - cpu_started
@@ -98,7 +100,7 @@ def run_chunk(job: Job, task: ChunkTask, parts: str) -> ChunkResult:
 
         rejects = open_file("rejects.csv")
         feeder = Feeder(path, session.dictionary, rejects, first_line=task.first_line,
-                        latest_dropoff=task.latest_dropoff, lines=LineReader(path, task.start, task.end))
+                        latest_dropoff=task.latest_dropoff, lines=LineReader(path, task.start, task.end), read=read)
         rejects.open()  # after the Feeder wrote its header
         started, cpu_started = time.perf_counter(), time.process_time()
         first_time = last_time = None

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from taxi_rsp.algebra.analysis import stream_predicates
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.engine.gcpolicy import engine_gc
 from taxi_rsp.engine.info import QueryInfo
@@ -142,6 +143,12 @@ class Session:
 
         warnings = [f"{name}: {w}" for name, q in self._queries.items() for w in cross_products(q.logical.root)]
         return warnings + unfed_streams({info.name: set(info.streams) for info in self.infos}, fed)
+
+    def predicates_read(self, stream: str) -> frozenset[str] | None:
+        """The predicate IRIs that the registered queries' patterns over ``stream`` can
+        match (None: any predicate). A Feeder told them (``Feeder(..., read=...)``) leaves
+        out the terms no query reads; a query registered later may need more."""
+        return stream_predicates([q.logical.root for q in self._queries.values()], stream)
 
     # -- sinks -----------------------------------------------------------------------
     def listen(self, name: str, listener: Listener) -> None:
