@@ -35,18 +35,17 @@ from taxi_rsp.engine.expr import compile_expr
 from taxi_rsp.engine.generated import define
 from taxi_rsp.lang import ast
 from taxi_rsp.rdf.dictionary import (
-    DECIMAL_SCALE,
     INLINE_FLAG,
     PAYLOAD_BITS,
-    PAYLOAD_MASK,
     PAYLOAD_MAX,
     PAYLOAD_MIN,
     T_BOOLEAN,
     T_DECIMAL,
     T_INTEGER,
     TYPE_SHIFT,
-    Computed,
     Dictionary,
+    encode_fraction,
+    exact_ratio,
 )
 from taxi_rsp.rdf.namespaces import INTEGER_TYPES, XSD
 from taxi_rsp.rdf.terms import IRI, BNode, Literal, format_decimal
@@ -432,24 +431,13 @@ class ChunkCompiler:
         strings: dict[str, int] = {}
         encode_value = dictionary.encode_value
 
-        def encode_fraction(value: Fraction) -> int:
-            # Dictionary.encode_value's rule for a Fraction without its type dispatch and
-            # its Fraction arithmetic (interpreted code): inline when the value has at most
-            # 9 decimals and fits, else a Computed cell.
-            unit, rest = divmod(DECIMAL_SCALE, value.denominator)
-            if not rest:
-                scaled = value.numerator * unit
-                if PAYLOAD_MIN <= scaled <= PAYLOAD_MAX:
-                    return INLINE_FLAG | (T_DECIMAL << TYPE_SHIFT) | (scaled & PAYLOAD_MASK)
-            return Computed(value)  # type: ignore[return-value]
-
         def string_id(text: str) -> int:
             if len(strings) >= _STRING_CACHE_LIMIT:
                 strings.clear()
             found = strings[text] = encode_value(text)
             return found
 
-        return dict(_F=Fraction, _Miss=_Miss, _strings=strings, _string_id=string_id, _remember=_remember,
+        return dict(_F=exact_ratio, _Miss=_Miss, _strings=strings, _string_id=string_id, _remember=_remember,
                     _small_int_ids=SMALL_INT_IDS,
                     _encode_fraction=encode_fraction, _fmt=_fmt_decimal, _format_decimal=format_decimal,
                     _trunc=_trunc_div, math=math)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
+from math import gcd
 
 from taxi_rsp.rdf.namespaces import (
     INTEGER_TYPES,
@@ -92,6 +93,61 @@ class Computed:
 
 def _inline(type_code: int, payload: int) -> int:
     return INLINE_FLAG | (type_code << TYPE_SHIFT) | (payload & PAYLOAD_MASK)
+
+
+def exact_ratio(numerator: int, denominator: int) -> Fraction:
+    """``Fraction(numerator, denominator)``, built without Fraction's constructor when
+    both are ints: its checks run as interpreted code (≈ 2 µs a call), and generated code
+    divides with this (Q2's profitability of every reported row). The ratio is reduced
+    with ``math.gcd`` and stored as Fraction stores it (tests/test_exact_ratio.py).
+
+    >>> exact_ratio(6, -4), exact_ratio(0, 5), exact_ratio(7, 1) == 7
+    (Fraction(-3, 2), Fraction(0, 1), True)
+    """
+    if not _FRACTION_SLOTS or type(numerator) is not int or type(denominator) is not int:
+        return Fraction(numerator, denominator)
+    if denominator == 0:
+        raise ZeroDivisionError(f"Fraction({numerator}, 0)")
+    common = gcd(numerator, denominator)
+    if denominator < 0:
+        common = -common  # the sign goes to the numerator, as Fraction puts it
+    value = _new_object(Fraction)
+    value._numerator = numerator // common
+    value._denominator = denominator // common
+    return value
+
+
+def _fraction_slots_usable() -> bool:
+    """Whether a Fraction is two slots ``_numerator`` / ``_denominator`` (CPython 3.8 to
+    3.13): then :func:`exact_ratio` may fill them; otherwise it calls the constructor."""
+    try:
+        probe = _new_object(Fraction)
+        probe._numerator, probe._denominator = -3, 2
+    except (AttributeError, TypeError):
+        return False
+    return probe == Fraction(-3, 2) and hash(probe) == hash(Fraction(-3, 2)) and str(probe) == "-3/2"
+
+
+_new_object = object.__new__
+_FRACTION_SLOTS = _fraction_slots_usable()
+
+
+def encode_fraction(value: Fraction) -> int | Computed:
+    """:meth:`Dictionary.encode_value` of a Fraction without its type dispatch and
+    Fraction arithmetic: an inline decimal when the value has at most 9 decimals and
+    fits, else a :class:`Computed` cell.
+
+    >>> encode_fraction(Fraction(1, 4)) == Dictionary().encode_value(Fraction(1, 4))
+    True
+    >>> encode_fraction(Fraction(1, 3))
+    Computed(Fraction(1, 3))
+    """
+    unit, rest = divmod(DECIMAL_SCALE, value.denominator)
+    if not rest:
+        scaled = value.numerator * unit
+        if PAYLOAD_MIN <= scaled <= PAYLOAD_MAX:
+            return INLINE_FLAG | (T_DECIMAL << TYPE_SHIFT) | (scaled & PAYLOAD_MASK)
+    return Computed(value)
 
 
 def inline_payload(term_id: int) -> int:
