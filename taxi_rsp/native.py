@@ -81,6 +81,7 @@ NATIVE_MODULES: tuple[str, ...] = (
     "taxi_rsp.rdfstream.lines",
     "taxi_rsp.session.session",
     "taxi_rsp.runner",
+    "taxi_rsp.outputs.atomic",  # its write() runs once per output line
     "taxi_rsp.listener.debs",
     "taxi_rsp.listener.generic",
     "taxi_rsp.listener.sparql_json",
