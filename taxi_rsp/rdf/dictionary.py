@@ -142,12 +142,18 @@ def encode_fraction(value: Fraction) -> int | Computed:
     >>> encode_fraction(Fraction(1, 3))
     Computed(Fraction(1, 3))
     """
+    scaled = _decimal_payload(value)
+    return Computed(value) if scaled is None else _inline(T_DECIMAL, scaled)
+
+
+def _decimal_payload(value: Fraction) -> int | None:
+    """The inline payload of a decimal (the value in units of 10^-9), or None when it has
+    more than 9 decimals or does not fit; integer arithmetic, no Fraction product."""
     unit, rest = divmod(DECIMAL_SCALE, value.denominator)
-    if not rest:
-        scaled = value.numerator * unit
-        if PAYLOAD_MIN <= scaled <= PAYLOAD_MAX:
-            return INLINE_FLAG | (T_DECIMAL << TYPE_SHIFT) | (scaled & PAYLOAD_MASK)
-    return Computed(value)
+    if rest:
+        return None
+    scaled = value.numerator * unit
+    return scaled if PAYLOAD_MIN <= scaled <= PAYLOAD_MAX else None
 
 
 def inline_payload(term_id: int) -> int:
@@ -237,9 +243,9 @@ class Dictionary:
                 return _inline(T_INTEGER, value)
             return None
         if isinstance(value, Fraction) and datatype in (None, XSD_DECIMAL):
-            scaled = value * DECIMAL_SCALE
-            if scaled.denominator == 1 and PAYLOAD_MIN <= scaled.numerator <= PAYLOAD_MAX:
-                return _inline(T_DECIMAL, scaled.numerator)
+            scaled = _decimal_payload(value)
+            if scaled is not None:
+                return _inline(T_DECIMAL, scaled)
         return None
 
     def _add(self, term: Term) -> int:
