@@ -12,6 +12,8 @@ from array import array
 from dataclasses import dataclass
 from typing import TextIO, cast
 
+import cython
+
 from taxi_rsp.listener.formats import FORMATTERS, timestamp
 from taxi_rsp.engine.query import QueryOutput
 from taxi_rsp.engine.rowcache import ByIdentity
@@ -42,10 +44,30 @@ PROFILES: dict[str, DebsProfile] = {
 
 
 _TEXTS_LIMIT = 1 << 16  # per column; emptied when exceeded (memory stays bounded)
+_perf_counter_ns = time.perf_counter_ns  # the end of each written line's delay (SPEC §5)
 
 
+@cython.cclass
 class DebsTopKWriter:
-    """Listener writing SPEC §5 lines to ``out``; keeps the delays for the summary."""
+    """Listener writing SPEC §5 lines to ``out``; keeps the delays for the summary.
+
+    Compiled, an extension type: it runs once per reported instant, and every written
+    line's delay runs until it has formatted the line, so its attribute reads are C
+    struct fields and a call is the type's call slot (a Python class's ``__call__``
+    goes through a method look-up and an instance ``__dict__`` per attribute)."""
+
+    profile = cython.declare(object, visibility="readonly")  # DebsProfile
+    out = cython.declare(object, visibility="readonly")  # TextIO
+    delays_ms = cython.declare(object, visibility="readonly")  # array("d")
+    emitted = cython.declare(cython.Py_ssize_t, visibility="readonly")
+    _entries_shown = cython.declare(cython.Py_ssize_t)
+    _value_pos = cython.declare(list)
+    _texts = cython.declare(list)
+    _key_pos = cython.declare(list)
+    _records = cython.declare(object)  # ByIdentity
+    _dictionary = cython.declare(object)
+    _last_key = cython.declare(list)
+    _null_entry = cython.declare(str)
 
     def __init__(self, profile: DebsProfile, out: TextIO, columns: tuple[str, ...]) -> None:
         missing = [var for var, _ in profile.columns if var not in columns]
@@ -55,17 +77,18 @@ class DebsTopKWriter:
             )
         self.profile = profile
         self.out = out
+        self._entries_shown = profile.entries
         self._value_pos = [(columns.index(var), FORMATTERS[fmt]) for var, fmt in profile.columns]
         # Term ids never change meaning, and the same few thousand cells, counts and
         # amounts fill every line: each column keeps the text of each id it formatted.
-        self._texts: list[dict[int | None, str]] = [{} for _ in profile.columns]
+        self._texts = [{} for _ in profile.columns]
         self._key_pos = [columns.index(var) for var in profile.key]
-        # a row's ids and its entry's text, by row identity: most rows of an output are
-        # those of the last one, the very objects the query reports again
-        self._ids = ByIdentity(self._ids_of)
-        self._entries = ByIdentity(self._entry)
-        self._dictionary: Dictionary | None = None  # the query's (known from its first output)
-        self._last_key: list[tuple] = []
+        # per row object, [its entry's ids, its entry's text (None until a line shows it)]:
+        # most rows of an output are those of the last one, the very objects the query
+        # reports again, so one look-up by identity finds both
+        self._records = ByIdentity(self._record_of)
+        self._dictionary = None  # the query's Dictionary (known from its first output)
+        self._last_key = []
         self._null_entry = ",".join(["NULL"] * len(profile.columns))
         self.delays_ms = array("d")
         self.emitted = 0
@@ -73,8 +96,11 @@ class DebsTopKWriter:
     def __call__(self, output: QueryOutput) -> None:
         if self._dictionary is None:
             self._dictionary = output.query.dictionary
-        rows = output.rows[: self.profile.entries]
-        key = self._ids.map(rows)
+        rows = output.rows
+        if len(rows) > self._entries_shown:
+            rows = rows[: self._entries_shown]
+        records = cython.declare(list, self._records.map(rows))
+        key = [record[0] for record in records]
         if key == self._last_key:
             return
         self._last_key = key
@@ -86,27 +112,38 @@ class DebsTopKWriter:
         else:
             meta = cast(TripMeta, trigger.event.meta)  # the Feeder's: this format needs the taxi CSV
             parts += [meta.pickup, meta.dropoff]
-        parts += self._entries.map(rows)
-        parts += [self._null_entry] * (self.profile.entries - len(rows))
+        for record in records:
+            text = record[1]
+            if text is None:
+                text = record[1] = self._entry(record[2])
+            parts.append(text)
+        if len(records) < self._entries_shown:
+            parts += [self._null_entry] * (self._entries_shown - len(records))
         body = ",".join(parts)
         if trigger.event is None:
             delay = "NULL"
         else:
-            delay_ms = (time.perf_counter_ns() - trigger.event.meta.read_ns) / 1e6
+            delay_ms = (_perf_counter_ns() - trigger.event.meta.read_ns) / 1e6
             self.delays_ms.append(delay_ms)
             delay = f"{delay_ms:.3f}"
         self.out.write(f"{body},{delay}\n")
         self.emitted += 1
 
-    def _ids_of(self, row: tuple) -> tuple:
-        """The ids identifying ``row``'s entry (what decides whether a line is written)."""
-        return tuple([row[i] for i in self._key_pos])
+    def _record_of(self, row: tuple) -> list:
+        """``[ids, None, row]``: the ids identifying ``row``'s entry (what decides whether a
+        line is written), the slot of its text, and the row to format it from."""
+        return [tuple([row[i] for i in self._key_pos]), None, row]
 
     def _entry(self, row: tuple) -> str:
         """The text of ``row``'s entry."""
         fields = []
         for (i, fmt), texts in zip(self._value_pos, self._texts):
             term_id = row[i]
+            if term_id is not None and type(term_id) is not int:
+                # a computed value (an exact ratio, say) is a new object per row: keyed by
+                # value it would hash its Fraction (Python code) to find nothing
+                fields.append(fmt(term_id.value))
+                continue
             text = texts.get(term_id)
             if text is None:
                 text = texts[term_id] = fmt(None if term_id is None else self._dictionary.value(term_id))  # type: ignore[union-attr]

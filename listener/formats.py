@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from taxi_rsp.rdf.dictionary import fraction_parts
 from taxi_rsp.rdf.terms import DateTime
 
 
@@ -19,6 +20,8 @@ def _ratio(value: object) -> tuple[int, int]:
     """``value`` (an int, Fraction, Decimal or a number's text) as numerator and a
     positive denominator: the formatting below is integer arithmetic (Fraction's is
     Python code, many times slower, and a new value is formatted for most lines)."""
+    if type(value) is Fraction:
+        return fraction_parts(value)  # type: ignore[arg-type]
     as_ratio = getattr(value, "as_integer_ratio", None)
     return as_ratio() if as_ratio is not None else Fraction(value).as_integer_ratio()  # type: ignore[arg-type]
 

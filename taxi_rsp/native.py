@@ -83,6 +83,7 @@ NATIVE_MODULES: tuple[str, ...] = (
     "taxi_rsp.runner",
     "taxi_rsp.outputs.atomic",  # its write() runs once per output line
     "taxi_rsp.listener.debs",
+    "taxi_rsp.listener.formats",  # a new median or ratio is formatted for most output lines
     "taxi_rsp.listener.generic",
     "taxi_rsp.listener.sparql_json",
 )

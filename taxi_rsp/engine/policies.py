@@ -21,6 +21,8 @@ from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
+import cython
+
 from taxi_rsp.engine.ops.stateless import project_step
 from taxi_rsp.engine.expr import set_event_time
 from taxi_rsp.engine.ops.match import EventView
@@ -86,19 +88,25 @@ class ReportPolicy(Protocol):
         """The output of the instant that just closed, or None when nothing is reported."""
 
 
+@cython.cclass
 class OnContentChange:
-    """The whole ordered result, when it differs from the last one reported."""
+    """The whole ordered result, when it differs from the last one reported.
+    (Compiled, an extension type: it runs every instant, and for a reported one its
+    work counts in the output line's delay; its fields are C struct fields.)"""
 
     name = "on content change (the ordered result, when it differs from the last report)"
+    last = cython.declare(list, visibility="readonly")
+    _root = cython.declare(object)
+    _projected = cython.declare(object)  # ByIdentity | None
 
     def __init__(self) -> None:
-        self.last: list[tuple] = []  # before the first report: the empty result
+        self.last = []  # before the first report: the empty result
         # the plan's ordered root and projection, looked up once (a policy serves one query)
         self._root = None
         # projections of the last snapshot's rows: a row the root reports again (as the
         # same object) keeps its projection, so comparing with the last result finds the
         # rows identical without comparing their values
-        self._projected: ByIdentity | None = None
+        self._projected = None
 
     def report(self, query: RegisteredQuery, trigger: Trigger) -> QueryOutput | None:
         root = self._root

@@ -146,13 +146,28 @@ def encode_fraction(value: Fraction) -> int | Computed:
     return Computed(value) if scaled is None else _inline(T_DECIMAL, scaled)
 
 
+def fraction_parts(value: Fraction) -> tuple[int, int]:
+    """``value.as_integer_ratio()`` of a Fraction, read from its slots when
+    :func:`exact_ratio` may fill them: ``numerator``, ``denominator`` and
+    ``as_integer_ratio`` are Python code in :mod:`fractions` (an interpreted frame each,
+    once per reported ratio on Q2's report path and per value formatted).
+
+    >>> fraction_parts(Fraction(6, -4)), fraction_parts(exact_ratio(10, 4))
+    ((-3, 2), (5, 2))
+    """
+    if _FRACTION_SLOTS and type(value) is Fraction:
+        return value._numerator, value._denominator
+    return value.as_integer_ratio()
+
+
 def _decimal_payload(value: Fraction) -> int | None:
     """The inline payload of a decimal (the value in units of 10^-9), or None when it has
     more than 9 decimals or does not fit; integer arithmetic, no Fraction product."""
-    unit, rest = divmod(DECIMAL_SCALE, value.denominator)
+    numerator, denominator = fraction_parts(value)
+    unit, rest = divmod(DECIMAL_SCALE, denominator)
     if rest:
         return None
-    scaled = value.numerator * unit
+    scaled = numerator * unit
     return scaled if PAYLOAD_MIN <= scaled <= PAYLOAD_MAX else None
 
 
@@ -297,7 +312,7 @@ class Dictionary:
             if type_code == T_INTEGER:
                 return payload
             if type_code == T_DECIMAL:
-                value = Fraction(payload, DECIMAL_SCALE)
+                value = exact_ratio(payload, DECIMAL_SCALE)  # not Fraction's interpreted constructor
                 if len(self._decimals) >= 1 << 16:  # ~10 MB at most
                     self._decimals.clear()
                 self._decimals[term_id] = value
