@@ -4,7 +4,6 @@ policy (:mod:`taxi_rsp.engine.policies`) makes of it; listeners receive these.""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import cython
@@ -51,17 +50,25 @@ class Trigger:
         return f"Trigger(time={self.time!r}, event={self.event!r})"
 
 
-@dataclass(slots=True, init=False)
+@cython.cclass
 class QueryOutput:
-    query: RegisteredQuery
-    trigger: Trigger
-    columns: tuple[str, ...]
-    rows: list[tuple] = field(default_factory=list)  # ordered snapshot or inserted rows (term ids)
-    deleted: list[tuple] = field(default_factory=list)
-    triples: list[tuple[Term, Term, Term]] = field(default_factory=list)  # CONSTRUCT
+    """One report of a query: its ``rows`` (term ids; the ordered snapshot or the inserted
+    rows), ``deleted`` rows and CONSTRUCT ``triples``, with the instant's ``trigger``.
+    One is made per report and every listener reads its fields, before the line it
+    writes is timed: compiled, an extension type whose fields are C struct fields.
 
-    # Written out (one output is made per report): a dataclass's generated __init__ runs
-    # as interpreted code even in the compiled module.
+    >>> out = QueryOutput(None, Trigger(5), ("x",), rows=[(1,)])
+    >>> out.rows, out.deleted, out == QueryOutput(None, Trigger(5), ("x",), [(1,)])
+    ([(1,)], [], True)
+    """
+
+    query = cython.declare(object, visibility="public")  # RegisteredQuery
+    trigger = cython.declare(object, visibility="public")  # Trigger
+    columns = cython.declare(object, visibility="public")  # tuple[str, ...]
+    rows = cython.declare(object, visibility="public")  # list[tuple]
+    deleted = cython.declare(object, visibility="public")  # list[tuple]
+    triples = cython.declare(object, visibility="public")  # list[tuple[Term, Term, Term]] (CONSTRUCT)
+
     def __init__(self, query: RegisteredQuery, trigger: Trigger, columns: tuple[str, ...],
                  rows: list[tuple] | None = None, deleted: list[tuple] | None = None,
                  triples: list[tuple[Term, Term, Term]] | None = None) -> None:
@@ -71,6 +78,17 @@ class QueryOutput:
         self.rows = [] if rows is None else rows
         self.deleted = [] if deleted is None else deleted
         self.triples = [] if triples is None else triples
+
+    def __eq__(self, other: object) -> bool:
+        # by value, as the dataclass it was (and so unhashable: no __hash__)
+        return isinstance(other, QueryOutput) and self._fields() == other._fields()  # type: ignore[attr-defined]
+
+    def _fields(self) -> tuple:
+        return (self.query, self.trigger, self.columns, self.rows, self.deleted, self.triples)
+
+    def __repr__(self) -> str:
+        return (f"QueryOutput(query={self.query!r}, trigger={self.trigger!r}, columns={self.columns!r}, "
+                f"rows={self.rows!r}, deleted={self.deleted!r}, triples={self.triples!r})")
 
     def values(self, rows: list[tuple] | None = None) -> list[tuple]:
         """Rows as Python values (numbers, strings, DateTime, IRI...; None if unbound)."""
