@@ -7,6 +7,10 @@ found by identity, which costs no hash of a wide tuple and makes consecutive res
 compare as identical objects. The cache holds the rows it saw last time, so their ids
 cannot be reused while they are looked up; only the rows of the latest result are kept.
 
+A short result (a top-10) is looked up in the last one's rows by scanning them for the
+very object, a C pointer comparison each: cheaper than the ``dict`` of row addresses a
+long result needs (one made, filled and freed per result, on every output line's path).
+
 >>> calls = []
 >>> width = ByIdentity(lambda row: calls.append(row) or len(row))
 >>> a, b = ("x", 1), ("y", 2, 3)
@@ -25,16 +29,68 @@ import cython
 
 Row = tuple
 
+SCAN_LIMIT = 32  # results up to this long are matched by scanning the last one's rows
+
 
 class ByIdentity:
     """``fn(row)`` for the rows of each result, reusing last result's values by row identity."""
 
     def __init__(self, fn: Callable[[Row], Any]) -> None:
         self._fn = fn
-        self._last: dict[int, tuple[Row, Any]] = {}  # id(row) -> (row, fn(row))
+        # the last result: its rows and their values in order (a short one), or by address
+        # (a long one) as id(row) -> (row, fn(row)); the other form is empty
+        self._rows: list[Row] = []
+        self._values: list[Any] = []
+        self._last: dict[int, tuple[Row, Any]] = {}
 
     def map(self, rows: Iterable[Row]) -> list:
+        if type(rows) is not list:
+            rows = list(rows)
+        if len(rows) > SCAN_LIMIT:
+            return self._map_hashed(rows)
         fn = self._fn
+        if self._last:  # the last result was long: its values are not in the lists
+            self._last = {}
+        # typed for the compiled module: item reads and comparisons of addresses in C
+        before = cython.declare(list, self._rows)
+        values_before = cython.declare(list, self._values)
+        now = cython.declare(list, [])
+        out = cython.declare(list, [])
+        n = cython.declare(cython.Py_ssize_t, len(before))
+        j = cython.declare(cython.Py_ssize_t)
+        start = cython.declare(cython.Py_ssize_t)
+        at = cython.declare(cython.Py_ssize_t)
+        for row in cython.cast(list, rows):
+            found = False
+            value = None
+            # from the place before the row's own in the last result: most rows keep their
+            # place or move down by one (a row entered above them), the next most move up
+            start = len(now) - 1 if now else 0
+            for j in range(n):
+                at = (start + j) % n
+                if before[at] is row:
+                    value = values_before[at]
+                    found = True
+                    break
+            if not found:
+                for j in range(len(now)):  # a row held more than once in this result
+                    if now[j] is row:
+                        value = out[j]
+                        found = True
+                        break
+            if not found:
+                value = fn(row)
+            now.append(row)
+            out.append(value)
+        self._rows = now
+        self._values = out
+        return out
+
+    def _map_hashed(self, rows: list) -> list:
+        """A long result: the last result's values found by the rows' addresses."""
+        fn = self._fn
+        if self._rows:  # the last result was short: its values are not in the dict
+            self._rows, self._values = [], []
         # typed for the compiled module: dict and list methods are C calls
         before = cython.declare(dict, self._last)
         now = cython.declare(dict, {})
