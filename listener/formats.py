@@ -26,9 +26,12 @@ def _ratio(value: object) -> tuple[int, int]:
     return as_ratio() if as_ratio is not None else Fraction(value).as_integer_ratio()  # type: ignore[arg-type]
 
 
+_POWERS = tuple(10**k for k in range(10))
+
+
 def _fixed(numerator: int, denominator: int, places: int) -> str:
     """numerator / denominator rounded half to even to ``places`` decimals."""
-    unit = 10**places
+    unit = _POWERS[places] if places < len(_POWERS) else 10**places  # (a power per call: a C pow loop)
     scaled, rest = divmod(numerator * unit, denominator)  # floor, 0 <= rest < denominator
     if 2 * rest > denominator or (2 * rest == denominator and scaled & 1):
         scaled += 1
