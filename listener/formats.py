@@ -31,7 +31,7 @@ _POWERS = tuple(10**k for k in range(10))
 
 def _fixed(numerator: int, denominator: int, places: int) -> str:
     """numerator / denominator rounded half to even to ``places`` decimals."""
-    unit = _POWERS[places] if places < len(_POWERS) else 10**places  # (a power per call: a C pow loop)
+    unit = _POWERS[places] if places < len(_POWERS) else 10**places  # a tuple read, not a pow per value
     scaled, rest = divmod(numerator * unit, denominator)  # floor, 0 <= rest < denominator
     if 2 * rest > denominator or (2 * rest == denominator and scaled & 1):
         scaled += 1

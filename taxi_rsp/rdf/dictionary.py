@@ -150,7 +150,7 @@ def fraction_parts(value: Fraction) -> tuple[int, int]:
     """``value.as_integer_ratio()`` of a Fraction, read from its slots when
     :func:`exact_ratio` may fill them: ``numerator``, ``denominator`` and
     ``as_integer_ratio`` are Python code in :mod:`fractions` (an interpreted frame each,
-    once per reported ratio on Q2's report path and per value formatted).
+    once per exact ratio a report encodes and per value a listener formats).
 
     >>> fraction_parts(Fraction(6, -4)), fraction_parts(exact_ratio(10, 4))
     ((-3, 2), (5, 2))
