@@ -18,7 +18,6 @@ from taxi_rsp.listener.formats import FORMATTERS, timestamp
 from taxi_rsp.engine.query import QueryOutput
 from taxi_rsp.engine.rowcache import ByIdentity
 from taxi_rsp.feeder.records import TripMeta
-from taxi_rsp.rdf.dictionary import Dictionary
 
 
 @dataclass(frozen=True)
