@@ -16,9 +16,10 @@ fused):
   CQELS DEBS 2015 §3.1, here flattened to one tuple per mapping).
 
 Group state is a plain list per group: ``[rows, last output, dirty, key, agg state…]`` with
-COUNT/SUM/AVG as integers, MIN/MAX as a monotonic deque (the window retracts in arrival
-order, so the sliding-window maximum is amortised O(1)) and MEDIAN as a sorted ``list``
-(bisect; exact, the two middle values' mean without ``Fraction`` unless it needs one).
+COUNT/SUM/AVG as integers, MIN/MAX as a monotonic queue (the window retracts in arrival
+order, so the sliding-window maximum is amortised O(1); see :func:`monotonic_push_source`)
+and MEDIAN as a sorted ``list`` (bisect; exact, the two middle values' mean without
+``Fraction`` unless it needs one).
 
 The generated function is specialised on the type codes of the first row (like the
 fused chunks). A row that misses a guard or raises takes the *slow path*: the reference
@@ -81,8 +82,9 @@ _DEC_HEAD = INLINE_FLAG | (T_DECIMAL << TYPE_SHIFT)
 _DIRTY = 2
 _KEY = 3
 _FIRST_STATE = 4
-# the generated code's group state ``st`` is always such a list (or None): indexed in C
-_STATE_TYPES = {"st": "list"}
+# the generated code's group state ``st`` is always such a list (or None), and so is an
+# aggregate's queue or sorted values ``q``: indexed, appended and popped in C
+_STATE_TYPES = {"st": "list", "q": "list"}
 
 
 class _Deopt(Exception):
@@ -238,11 +240,7 @@ class CompiledAggregate(Operator):
         namespace.update(c.runtime())
         namespace.update(
             _Miss=_Miss, _slow=self._slow_insert, entries=self._entries, groups=self._groups, _retire=retired.append,
-            dirty=self._dirty, implicit=self._implicit, sinks=self._sinks, deque=deque,
-            # deque methods taken once: a deque has no C type to declare, so q.append(v)
-            # in the compiled code looks the method up on every call
-            _add_entry=self._entries.append, _deque_append=deque.append, _deque_pop=deque.pop,
-            _deque_popleft=deque.popleft,
+            dirty=self._dirty, implicit=self._implicit, sinks=self._sinks, _add_entry=self._entries.append,
             insort=insort, bisect_left=bisect_left, _int_id=self._int_id, _dec_id=self._dec_id,
             _median_id=self._median_id, _avg_id=self._avg_id,
         )
@@ -300,15 +298,14 @@ class CompiledAggregate(Operator):
 
     def _init(self, j: int) -> str:
         name = self._aggs[j][0]
-        return {"COUNT": "0", "SUM": "0", "AVG": "0", "MIN": "deque()", "MAX": "deque()", "MEDIAN": "[]"}[name]
+        return {"COUNT": "0", "SUM": "0", "AVG": "0", "MIN": "[1]", "MAX": "[1]", "MEDIAN": "[]"}[name]
 
     def _update(self, j: int, a: str) -> list[str]:
         name, slot = self._aggs[j][0], f"st[{_FIRST_STATE + j}]"
         if name in ("COUNT", "SUM", "AVG"):
             return [f"{slot} += {a}"]
         if name in ("MIN", "MAX"):
-            beaten = "<" if name == "MAX" else ">"
-            return [f"q = {slot}", f"while q and q[-1] {beaten} {a}:", "    _deque_pop(q)", f"_deque_append(q, {a})"]
+            return monotonic_push_source(slot, a, "<" if name == "MAX" else ">")
         return [f"insort({slot}, {a})"]
 
     def _revert(self, j: int, a: str) -> list[str]:
@@ -316,9 +313,7 @@ class CompiledAggregate(Operator):
         if name in ("COUNT", "SUM", "AVG"):
             return [f"{slot} -= {a}"]
         if name in ("MIN", "MAX"):
-            # FIFO retraction: the oldest value leaves; it heads the deque iff no later
-            # value beat it (equal values are all kept, so duplicates pair up in order).
-            return [f"q = {slot}", f"if q[0] == {a}:", "    _deque_popleft(q)"]
+            return monotonic_retract_source(slot, a)
         return [f"q = {slot}", f"del q[bisect_left(q, {a})]"]
 
     def _result(self, j: int) -> str:
@@ -334,7 +329,7 @@ class CompiledAggregate(Operator):
         if name == "AVG":
             return f"_avg_id({slot}, st[0], {scale})"
         if name in ("MIN", "MAX"):
-            return f"({self._id_of(slot + '[0]', kind)} if {slot} else None)"
+            return f"({self._id_of(f'{slot}[{slot}[0]]', kind)} if len({slot}) > {slot}[0] else None)"
         return median_id_source(slot, scale, kind == "I")
 
     @staticmethod
@@ -409,7 +404,7 @@ class CompiledAggregate(Operator):
     def _new_state_for_implicit(self) -> list:
         """The one group of a query without GROUP BY; its last slot records whether it
         has ever held a row (the type of an empty SUM depends on it)."""
-        return [0, None, (), ()] + [[] if n == "MEDIAN" else deque() if n in ("MIN", "MAX") else 0
+        return [0, None, (), ()] + [[] if n == "MEDIAN" else [1] if n in ("MIN", "MAX") else 0
                                for n, _, _ in self._aggs] + [0]
 
     def _go_reference(self) -> None:
@@ -470,6 +465,45 @@ def reference_value(form: int, kind: Any) -> Any:
     if kind == "C":
         return True if form else ERROR
     return form if kind == "I" else Fraction(form, 10 ** kind[1])
+
+
+# A MIN/MAX queue whose dead prefix is longer than this (and than its live part) is
+# compacted: a list's front cannot be popped in O(1), so pops only advance a head index.
+_COMPACT_AFTER = 16
+
+
+def monotonic_push_source(slot: str, value: str, beaten: str) -> list[str]:
+    """Source that adds ``value`` to the monotonic queue in ``slot``: a list whose item 0
+    is the index of its first live value (live values follow in arrival order, each
+    beating every later one under ``beaten``'s negation). A value that a newer one beats
+    can never be the extreme again, so it leaves from the back. A list, not a
+    ``collections.deque``: a deque is 760 bytes (a 64-slot block from ``malloc``) for
+    the one or two values a group's queue usually holds, and every group has one.
+
+    >>> q = [1]
+    >>> for v in (5, 3, 4):
+    ...     exec("\\n".join(monotonic_push_source("q", str(v), "<")))
+    >>> q  # MAX: 5 still leads; 3 was beaten by 4
+    [1, 5, 4]
+    """
+    return [f"q = {slot}", f"while len(q) > q[0] and q[-1] {beaten} {value}:", "    q.pop()", f"q.append({value})"]
+
+
+def monotonic_retract_source(slot: str, value: str) -> list[str]:
+    """Source that retracts ``value``, the group's oldest value, from the queue in
+    ``slot`` (see :func:`monotonic_push_source`): it heads the queue iff no later value
+    beat it (equal values are all kept, so duplicates pair up in order). The head index
+    advances; an emptied queue resets, a long dead prefix is cut (amortised O(1)).
+
+    >>> q = [1, 5, 4]
+    >>> exec("\\n".join(monotonic_retract_source("q", "5")))
+    >>> q[q[0]:]  # the live values
+    [4]
+    """
+    return [f"q = {slot}", "h = q[0]", f"if q[h] == {value}:", "    h += 1",
+            "    if h == len(q):", "        del q[1:]", "        h = 1",
+            f"    elif h > {_COMPACT_AFTER} and h + h > len(q):", "        del q[1:h]", "        h = 1",
+            "    q[0] = h"]
 
 
 def int_id_source(value: str) -> str:
