@@ -87,15 +87,21 @@ def check_flushed(op: CompiledAggregate | CompiledGroup) -> None:
 
 
 def check_compiled_aggregate(op: CompiledAggregate) -> tuple[int, int]:
-    """Every group holds rows; its MEDIAN lists hold at most its rows."""
+    """Every group holds rows; its MEDIAN lists hold at most its rows, its MIN/MAX queues
+    ([index of the first live value, values...]) at most its rows live and a dead prefix no
+    longer than the live part (or a short one)."""
     check_flushed(op)
     values = 0
     for state in op._groups.values():
         assert state[0] > 0 or op._implicit
-        for slot in state[_FIRST_STATE:]:
-            if isinstance(slot, list):
+        for (name, *_), slot in zip(op._aggs, state[_FIRST_STATE:]):
+            if name == "MEDIAN":
                 assert len(slot) <= state[0]
                 values += len(slot)
+            elif name in ("MIN", "MAX"):
+                live = len(slot) - slot[0]
+                assert live <= state[0] and slot[0] - 1 <= max(16, live)
+                values += len(slot) - 1
     return len(op._groups), values
 
 
