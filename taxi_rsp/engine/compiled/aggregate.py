@@ -474,9 +474,9 @@ _COMPACT_AFTER = 16
 
 def monotonic_push_source(slot: str, value: str, beaten: str) -> list[str]:
     """Source that adds ``value`` to the monotonic queue in ``slot``: a list whose item 0
-    is the index of its first live value (live values follow in arrival order, each
-    beating every later one under ``beaten``'s negation). A value that a newer one beats
-    can never be the extreme again, so it leaves from the back. A list, not a
+    is the index of its first live value; the live values follow in arrival order, the
+    first the extreme (``beaten`` is ``<`` for MAX: a value less than a newer one can never
+    be the maximum again, so it leaves from the back). A list, not a
     ``collections.deque``: a deque is 760 bytes (a 64-slot block from ``malloc``) for
     the one or two values a group's queue usually holds, and every group has one.
 
