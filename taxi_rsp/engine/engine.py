@@ -129,6 +129,10 @@ class Engine:
         function does)."""
         ticks = self._ticks  # extended by register, never replaced
         clock = cython.declare(list, self._clock)
+        # The last event's view (and through it the event), held until this event's
+        # outputs are written: its pipelines let go of it as this event arrives, which
+        # would free it inside this event's delay (see reclaim).
+        previous = cython.declare(list, [None])
 
         def process(event: GraphEvent) -> None:
             """Apply one event to every registered query (events in time order)."""
@@ -146,6 +150,7 @@ class Engine:
             view = EventView(event)  # the triple index is built only if a window needs it
             for tick in ticks:  # the tick policy bound to each query (see register)
                 tick(event, view)
+            previous[0] = view  # frees the last event's view and event, if nothing else holds them
             if retired:  # freed once the event's outputs are written (see reclaim)
                 retired.clear()
 

@@ -25,9 +25,12 @@ from taxi_rsp.engine.codegen import compile_chunk
 from taxi_rsp.engine.generated import InCell, swap
 from taxi_rsp.engine.ops.match import BGPMatcher, EventView
 from taxi_rsp.engine.ops.stateless import Step
+from taxi_rsp.engine.reclaim import retired as _retired_list
 from taxi_rsp.lang import ast
 from taxi_rsp.lang.ast import Var
 from taxi_rsp.rdf.dictionary import Dictionary
+
+retired = cython.declare(list, _retired_list)  # typed: appends are C calls (see reclaim)
 
 
 @dataclass(frozen=True)
@@ -129,6 +132,8 @@ class PipelineNode:
                     rows = [] if out is None else [out]
                 else:
                     rows = [out for out in map(chunk, rows) if out is not None]
+            if last_rows:  # the last event's rows, some held by no window: freed after this event's outputs
+                retired.append(last_rows)
             last_view, last_rows = view, rows
             return rows
 

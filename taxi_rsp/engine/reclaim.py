@@ -5,7 +5,11 @@ the window's entries, the operators' records of them) is a fifth of such an even
 work on Q2. None of it decides the event's outputs. Operators hand what they drop to
 :data:`retired`; the engine empties it once every query has evaluated the event
 (``Engine.process``), so the cost still counts in the run's CPU time but in no output
-line's delay (which ends when the line is formatted, SPEC §5).
+line's delay (which ends when the line is formatted, SPEC §5). The same holds for what
+an event's evaluation merely passes on: the delta lists operators hand to their
+consumers (a group's retracted row, a join's retracted merged row often dies with
+them), the rows a pipeline computed for the previous event, and that event's view and
+graph, which the engine keeps until the next event's outputs are written.
 
 >>> from taxi_rsp.engine.engine import Engine
 >>> from taxi_rsp.rdf.events import GraphEvent

@@ -626,7 +626,8 @@ def flush_source(results: list[str], key_width: int) -> list[str]:
             "    dirty.clear()",
             "    if out:",
             "        for sink in sinks:",  # Operator.emit without its call and attribute look-up
-            "            sink(out)"]
+            "            sink(out)",
+            "        _retire(out)"]  # the old rows it may hold last: freed after the outputs
 
 
 def _changed_test(key_width: int, width: int) -> str:

@@ -241,6 +241,7 @@ class CompiledCorrelated(Operator):
             if out:
                 for sink in sinks:
                     sink(out)
+                retired.append(out)  # freed after the event's outputs (see reclaim)
 
         return push_left
 
@@ -308,6 +309,7 @@ class CompiledCorrelated(Operator):
             if out:
                 for sink in sinks:
                     sink(out)
+                retired.append(out)  # freed after the event's outputs (see reclaim)
 
         return push_right
 

@@ -34,6 +34,7 @@ from taxi_rsp.engine.ops.aggregates import Count, Max, Median, Min, Sum
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.group import ERROR as _ERROR  # an argument that is an error (slow path, unbound branches)
 from taxi_rsp.engine.ops.group import GroupOp
+from taxi_rsp.engine.reclaim import retired
 from taxi_rsp.lang import ast
 from taxi_rsp.rdf.dictionary import Dictionary
 
@@ -197,7 +198,7 @@ class CompiledGroup(Operator):
         namespace.update(c.runtime())
         namespace.update(_Miss=_Miss, _ERROR=_ERROR, _unknown=_unknown, _slow=self._slow,
                          _reference_push=self._reference.push,
-                         groups=self._groups, dirty=self._dirty,
+                         groups=self._groups, dirty=self._dirty, _retire=retired.append,
                          implicit=self._implicit, sinks=self._sinks, insort=insort, bisect_left=bisect_left,
                          _int_id=self._int_id, _dec_id=self._dec_id, _median_id=self._median_id,
                          _avg_id=self._avg_id)

@@ -20,6 +20,9 @@ import cython
 from taxi_rsp.engine.compiled.rows import contiguous, tuple_getter
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.join import JoinOp
+from taxi_rsp.engine.reclaim import retired as _retired_list
+
+retired = cython.declare(list, _retired_list)  # typed: appends are C calls (see reclaim)
 
 
 class CompiledJoin(Operator):
@@ -172,6 +175,7 @@ class CompiledJoin(Operator):
             if out:
                 for sink in sinks:
                     sink(out)
+                retired.append(out)  # the retracted merged rows it may hold last: freed after the outputs
 
         return push
 

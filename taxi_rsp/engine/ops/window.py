@@ -34,6 +34,7 @@ from taxi_rsp.engine.ops.match import BGPMatcher, EventView
 from taxi_rsp.engine.ops.stateless import Step
 from taxi_rsp.engine.ops.window_kinds import WindowKind, held_count, window_kind
 from taxi_rsp.engine.pipeline import PipelineNode, PipelineRegistry, StepSpec
+from taxi_rsp.engine.reclaim import retired
 from taxi_rsp.lang.ast import WindowSpec
 
 
@@ -134,6 +135,7 @@ class WindowScan(Operator):
                 else:  # a lone row (see window_kinds.held_rows)
                     deltas.append((held, mult))
             output.emit(deltas)
+            retired.append(deltas)  # its pairs: freed after the event's outputs (see reclaim)
 
     def state_size(self) -> int:
         """The derived rows this buffer holds for its outputs (events waiting for a SLIDE

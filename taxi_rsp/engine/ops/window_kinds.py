@@ -131,6 +131,7 @@ class RangeWindow(WindowKind):
                     deltas = [(row, 1) for row in rows]
                     for sink in consumers[0]:  # Operator.emit, without its call and look-ups
                         sink(deltas)
+                    retired.append(deltas)  # freed after the event's outputs (see reclaim)
                 return
             # twins share this buffer: one flat entry holds what held_rows keeps of each
             # one's rows (no list or tuple of them per event)
@@ -147,6 +148,7 @@ class RangeWindow(WindowKind):
                     deltas = [(row, 1) for row in rows]
                     for sink in consumers[n]:
                         sink(deltas)
+                    retired.append(deltas)
 
         def expire(until: int) -> None:
             if entries and entries[0][0] <= until:
