@@ -187,3 +187,21 @@ def test_rewritten_plans_report_exactly_what_the_translated_ones_do(template: st
         patch.setattr("taxi_rsp.engine.engine.optimize", lambda root: root)
         as_translated = _reports(Engine(config=EngineConfig(prune_columns=False)), query, events)
     assert rewritten == as_translated
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "reference"])
+def test_equal_rows_a_join_holds_once_leave_the_top_k_by_value(compiled: bool) -> None:
+    # Found by the differential above: pruned, two identical events give equal rows on
+    # both sides of the join, which holds each side's equal rows once with a count. The
+    # join's output then credits one row object with what an equal one contributed, so a
+    # retraction can exceed what the top-k counted for that very object; it must switch
+    # to counting by value (it raised "retraction below zero").
+    query = PREFIX + """SELECT ?k ?x WHERE { STREAM <%sstream> [RANGE 2m] { ?e ex:k ?k ; ex:v ?v ; ex:seq ?s }
+         STREAM <%sstream> [RANGE 5m] { ?f ex:k ?k ; ex:w ?w }
+         BIND(?v * 2 AS ?x) BIND(?w + 1 AS ?unread) } ORDER BY DESC(?x) ASC(?k) LIMIT 3""".replace("%s", EX)
+    events = [(0, "b", 1, 1), (0, "b", 1, 1), (2, "a", None, None)]
+    engine = Engine(config=EngineConfig(prune_columns=True, compiled=compiled))
+    engine.register(query, "q")
+    outputs = play(engine, events)
+    assert [len(rows) for _, _, rows, _ in outputs] == [1, 3, 0]  # 4 joined rows (top 3), then none
+    assert outputs == _outputs(query, events, prune_columns=False)

@@ -396,6 +396,13 @@ class CompiledTopK(Operator):
                         found = held.pop(held_as, None)
                     if found is None:
                         raise ValueError(f"retraction of a row not in the top-k input: {row!r}")
+                    if cython.cast(cython.Py_ssize_t, found[1]) + cython.cast(cython.Py_ssize_t, mult) < 0 and not by_value:
+                        # more retracted from this object than it was added as: an equal
+                        # row took its share (a join holding equal rows once, counted)
+                        held[held_as] = found
+                        self._to_value()
+                        held_as = row
+                        found = held.pop(held_as)
                 else:
                     fresh = [None, mult, False, row]
                     found = held.setdefault(held_as, fresh)
