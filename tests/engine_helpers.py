@@ -34,12 +34,16 @@ class Stream:
             query.listeners.append(self.outputs.append)
 
     def send(self, minute: float, *triples: tuple[object, object, object], stream: str | None = None) -> None:
+        self.engine.process(self.event(minute, *triples, stream=stream))
+
+    def event(self, minute: float, *triples: tuple[object, object, object], stream: str | None = None) -> GraphEvent:
+        """The next event (``minute`` after 2013-01-01 00:00, these triples), not yet sent."""
         encode = self.engine.dictionary.encode
         self.seq += 1
         stream_id = self.stream_id if stream is None else encode(IRI(stream))
         time = DateTime.parse("2013-01-01T00:00:00") + int(minute * 60_000)
         encoded = tuple((encode(term(s)), encode(term(p)), encode(term(o))) for s, p, o in triples)
-        self.engine.process(GraphEvent(self.seq, time, encoded, stream_id))
+        return GraphEvent(self.seq, time, encoded, stream_id)
 
     def values(self) -> list[tuple[float, bool, list[tuple]]]:
         """(minute, is_expiry, rows as values) per output."""

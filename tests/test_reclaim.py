@@ -14,10 +14,8 @@ import pytest
 
 from taxi_rsp.engine import reclaim
 from taxi_rsp.engine.engine import Engine
-from taxi_rsp.rdf.events import GraphEvent
-from taxi_rsp.rdf.terms import DateTime
 
-from engine_helpers import Stream, term
+from engine_helpers import Stream
 
 GROUPED = """SELECT ?g (COUNT(?s) AS ?n) (MEDIAN(?v) AS ?med)
              WHERE { STREAM ex:stream [RANGE 2m] { ?s ex:group ?g ; ex:v ?v } }
@@ -101,15 +99,6 @@ def _class(name: str) -> type:
     return {"CompiledCorrelated": correlated.CompiledCorrelated, "CompiledTopK": topk.CompiledTopK}[name]
 
 
-def _event(stream: Stream, minute: int, *triples: tuple[object, object, object]) -> GraphEvent:
-    """The event ``stream.send`` would build, kept by the caller."""
-    encode = stream.engine.dictionary.encode
-    stream.seq += 1
-    time = DateTime.parse("2013-01-01T00:00:00") + minute * 60_000
-    encoded = tuple((encode(term(s)), encode(term(p)), encode(term(o))) for s, p, o in triples)
-    return GraphEvent(stream.seq, time, encoded, stream.stream_id)
-
-
 @pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "reference"])
 def test_an_event_is_freed_after_the_next_events_outputs_not_during_them(compiled: bool) -> None:
     # the windows' pipelines hold the last event's view until the next event arrives;
@@ -118,13 +107,13 @@ def test_an_event_is_freed_after_the_next_events_outputs_not_during_them(compile
     engine.register("PREFIX ex: <http://example.org/> " + GROUPED, "q")
     stream = Stream(engine)
     engine.queries[0].listeners.clear()  # Stream's own listener keeps every output, and its trigger's event
-    first = _event(stream, 0, ("ex:a", "ex:group", "ex:g"), ("ex:a", "ex:v", 1))
+    first = stream.event(0, ("ex:a", "ex:group", "ex:g"), ("ex:a", "ex:v", 1))
     alone = sys.getrefcount(first)
     engine.process(first)
     assert sys.getrefcount(first) > alone  # held through its view
     at_delivery: list[int] = []
     engine.queries[0].listeners.append(lambda output: at_delivery.append(sys.getrefcount(first)))
-    engine.process(_event(stream, 1, ("ex:b", "ex:group", "ex:g"), ("ex:b", "ex:v", 2)))
+    engine.process(stream.event(1, ("ex:b", "ex:group", "ex:g"), ("ex:b", "ex:v", 2)))
     assert at_delivery and all(count > alone for count in at_delivery)  # still held while outputs are written
     assert sys.getrefcount(first) == alone  # released once the second event is done
 

@@ -396,7 +396,7 @@ class CompiledTopK(Operator):
                         found = held.pop(held_as, None)
                     if found is None:
                         raise ValueError(f"retraction of a row not in the top-k input: {row!r}")
-                    if cython.cast(cython.Py_ssize_t, found[1]) + cython.cast(cython.Py_ssize_t, mult) < 0 and not by_value:
+                    if not by_value and cython.cast(cython.Py_ssize_t, found[1]) + cython.cast(cython.Py_ssize_t, mult) < 0:
                         # more retracted from this object than it was added as: an equal
                         # row took its share (a join holding equal rows once, counted)
                         held[held_as] = found
