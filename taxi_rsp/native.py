@@ -39,6 +39,8 @@ from pathlib import Path
 
 PURE_ENV = "TAXI_RSP_PURE_PYTHON"
 MANIFEST = "_native_build.json"
+# written by setup.py after the build: whether GCC compiled the modules with a profile
+PROFILE_RECORD = "_native_profile.json"
 
 # The modules a run spends its time in (py-spy on Q1/Q2/Mixed, the ISWC queries over
 # --stream), by package; not those that run once per query. (Cython 3.3 cannot compile
@@ -202,17 +204,34 @@ def compiled_modules() -> dict[str, bool]:
             for name in NATIVE_MODULES if name in sys.modules}
 
 
+def build_profile(folder: Path | None = None) -> dict[str, object]:
+    """setup.py's record of the build: ``profile_guided`` (compiled with GCC's profile
+    of the training run, ``taxi_rsp/pgo.py``) and, when not, ``why_not``; both None
+    when there is no record (no build, or one older than the record).
+
+    >>> sorted(build_profile(Path("/nonexistent")).items())
+    [('profile_guided', None), ('why_not', None)]
+    """
+    try:
+        recorded = json.loads(((folder or Path(__file__).parent) / PROFILE_RECORD).read_text(encoding="utf-8"))
+        return {"profile_guided": bool(recorded["profile_guided"]), "why_not": str(recorded["why_not"])}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {"profile_guided": None, "why_not": None}
+
+
 def status() -> dict[str, object]:
     """How the loaded native modules run, for a run's summary.json and ``--explain``:
-    how many compiled, which from their Python source, and whether that was asked for.
+    how many compiled, which from their Python source, whether that was asked for, and
+    whether the build was profile-guided.
 
     >>> sorted(status())
-    ['compiled', 'pure_python_requested', 'python_source']
+    ['compiled', 'profile_guided', 'pure_python_requested', 'python_source']
     """
     loaded = compiled_modules()
     return {"compiled": sum(loaded.values()),
             "python_source": sorted(name for name, compiled in loaded.items() if not compiled),
-            "pure_python_requested": pure_python_requested()}
+            "pure_python_requested": pure_python_requested(),
+            "profile_guided": build_profile()["profile_guided"]}
 
 
 def describe() -> str:
@@ -220,7 +239,8 @@ def describe() -> str:
     Python source``."""
     state = status()
     source = state["python_source"]
-    line = f"engine modules: {state['compiled']} compiled (Cython), {len(source)} from Python source"  # type: ignore[arg-type]
+    guided = " (profile-guided)" if state["profile_guided"] else ""
+    line = f"engine modules: {state['compiled']} compiled (Cython{guided}), {len(source)} from Python source"  # type: ignore[arg-type]
     if state["pure_python_requested"]:
         line += f" ({PURE_ENV}=1)"
     elif source:
