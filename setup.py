@@ -23,10 +23,8 @@ Everything else about the distribution is in pyproject.toml.
 import json
 import os
 import runpy
-import shutil
 import subprocess
 import sys
-import sysconfig
 import tempfile
 from pathlib import Path
 
@@ -129,10 +127,8 @@ class ProfileGuidedBuild(build_ext):
             return f"{PGO_ENV}=0 asked for it"
         if not self.extensions:
             return "nothing to compile"
-        compiler = os.environ.get("CC") or sysconfig.get_config_var("CC") or ""
-        if "gcc" not in compiler and "gcc" not in os.path.basename(os.path.realpath(shutil.which(compiler.split()[0]) or "")):
-            return f"the C compiler {compiler.split()[0] if compiler else '?'} is not GCC"
-        return ""
+        compiler, gcc = NATIVE["c_compiler"]()
+        return "" if gcc else f"the C compiler {compiler or '?'} is not GCC"
 
     def _build_with(self, base: dict, compile_flags: list[str], link_flags: list[str]) -> None:
         for ext in self.extensions:

@@ -204,6 +204,23 @@ def compiled_modules() -> dict[str, bool]:
             for name in NATIVE_MODULES if name in sys.modules}
 
 
+def c_compiler(environ: dict[str, str] | os._Environ[str] = os.environ) -> tuple[str, bool]:
+    """The C compiler a build uses (``CC``, else Python's own) and whether it is GCC (the
+    profile-guided build needs it; ``cc`` is followed to what it links to).
+
+    >>> c_compiler({"CC": "gcc -pthread"})
+    ('gcc', True)
+    """
+    import shutil
+    import sysconfig
+
+    words = (environ.get("CC") or sysconfig.get_config_var("CC") or "").split()
+    if not words:
+        return "", False
+    found = shutil.which(words[0])
+    return words[0], "gcc" in words[0] or (found is not None and "gcc" in os.path.basename(os.path.realpath(found)))
+
+
 def build_profile(folder: Path | None = None) -> dict[str, object]:
     """setup.py's record of the build: ``profile_guided`` (compiled with GCC's profile
     of the training run, ``taxi_rsp/pgo.py``) and, when not, ``why_not``; both None

@@ -7,10 +7,8 @@ training would only show as a slower engine; these tests make it show here inste
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
@@ -56,13 +54,7 @@ def test_the_jobs_cover_both_engines_the_stream_input_and_other_shapes(tmp_path:
     assert all(job[0] != "run" or "--no-progress" in job for job in jobs)
 
 
-def _gcc() -> bool:
-    compiler = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "").split()
-    path = shutil.which(compiler[0]) if compiler else None
-    return bool(path) and "gcc" in (compiler[0] + os.path.realpath(path))
-
-
-@pytest.mark.skipif(not _gcc(), reason="the profile-guided build needs GCC")
+@pytest.mark.skipif(not native.c_compiler()[1], reason="the profile-guided build needs GCC")
 def test_the_install_was_profile_guided() -> None:
     # README's install command builds with a profile where GCC is; a training run that
     # broke would leave a plain (slower) build and say why here
