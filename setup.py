@@ -116,10 +116,11 @@ class ProfileGuidedBuild(build_ext):
         """Write whether the modules were built with a profile, and if not why, next to
         the digest record (``taxi_rsp.native.build_profile``, summary.json, a test)."""
         record = json.dumps({"profile_guided": not reason, "why_not": reason}, indent=1) + "\n"
-        folders = [ROOT / "taxi_rsp"] + ([] if self.inplace else [Path(self.build_lib, "taxi_rsp")])
-        for folder in folders:
-            if folder.is_dir():
-                (folder / NATIVE["PROFILE_RECORD"]).write_text(record)
+        # in the tree this build installs from: the source tree only for an in-place
+        # (editable) build, so another install from the same sources cannot overwrite it
+        folder = ROOT / "taxi_rsp" if self.inplace else Path(self.build_lib, "taxi_rsp")
+        if folder.is_dir():
+            (folder / NATIVE["PROFILE_RECORD"]).write_text(record)
 
     def _pgo_unavailable(self) -> str:
         """Why there is no profile-guided build here ("" when there is one)."""
@@ -152,7 +153,9 @@ class ProfileGuidedBuild(build_ext):
                 tree = Path(self.build_lib)
             env = dict(os.environ, TAXI_RSP_JIT="0")  # no generated-code builds into the user's cache
             env.pop("TAXI_RSP_PURE_PYTHON", None)
-            env["PYTHONPATH"] = os.pathsep.join([str(tree), *sys.path])
+            # the build's own PYTHONPATH stays after the tree: in pip's isolated build it is
+            # the hook that adds the build environment (lark, numpy... see pyproject.toml)
+            env["PYTHONPATH"] = os.pathsep.join([str(tree), *filter(None, [os.environ.get("PYTHONPATH")])])
             command = [sys.executable, "-m", "taxi_rsp.pgo", str(ROOT / "queries"), str(_SAMPLE), str(Path(scratch, "out"))]
             done = subprocess.run(command, env=env, cwd=scratch, capture_output=True, text=True, timeout=900)
             if done.returncode != 0:
