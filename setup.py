@@ -150,7 +150,7 @@ class ProfileGuidedBuild(build_ext):
             if self.inplace:
                 _link_source_tree(tree)
             else:
-                tree = Path(self.build_lib)
+                tree = Path(self.build_lib).resolve()  # relative to this process's folder, not the run's
             env = dict(os.environ, TAXI_RSP_JIT="0")  # no generated-code builds into the user's cache
             env.pop("TAXI_RSP_PURE_PYTHON", None)
             # the build's own PYTHONPATH stays after the tree: in pip's isolated build it is
