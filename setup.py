@@ -171,8 +171,8 @@ def _link_source_tree(tree: Path) -> None:
     package.mkdir(parents=True)
     for entry in (ROOT / "taxi_rsp").iterdir():
         (package / entry.name).symlink_to(entry)
-    for folder in ("feeder", "listener"):
-        (package / folder).symlink_to(ROOT / folder)
+    for name, folder in NATIVE["_PACKAGE_DIRS"].items():
+        (package / name.rpartition(".")[2]).symlink_to(ROOT / folder)
 
 
 setup(
