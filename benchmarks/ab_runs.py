@@ -4,7 +4,7 @@ whether the outputs are identical (delay column aside).
     .venv/bin/python benchmarks/ab_runs.py cache/s300k.csv --rounds 2 --args "--query q2" \\
         before=/work/wt_before after=.
     .venv/bin/python benchmarks/ab_runs.py cache/s300k.csv --args "--query q2" \\
-        --env interpreted:TAXI_RSP_JIT=0 --env compiled:TAXI_RSP_JIT=1 interpreted=. compiled=.
+        --env python:TAXI_RSP_PURE_PYTHON=1 python=. compiled=.
 
 Each checkout runs from its own sources (``PYTHONPATH``) with this interpreter, from a
 scratch folder so the current directory's package cannot shadow it; build each checkout's
@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
             delays = {q: d["mean"] for q, d in summary.get("delay_ms", {}).items()}
             print(f"{options.args or '(default queries)'} | {name} round={round_number} "
                   f"cpu={summary['cpu_seconds']} peak_rss_mib={summary.get('peak_rss_mib')} "
-                  f"delay_mean_ms={delays} generated_code={summary.get('generated_code')}", flush=True)
+                  f"delay_mean_ms={delays}", flush=True)
     first = options.out / pairs[0][0]
     failed = False
     for name, _ in pairs[1:]:

@@ -1,6 +1,6 @@
 """Run a fixed slice of events through the engine for an instruction count (callgrind).
 
-    GCMODE=policy TAXI_RSP_JIT=1 PYTHONHASHSEED=0 valgrind --tool=callgrind \\
+    GCMODE=policy PYTHONHASHSEED=0 valgrind --tool=callgrind \\
         --toggle-collect='__pyx_pw_8taxi_rsp_6engine_6engine_6Engine_*run' \\
         .venv/bin/python benchmarks/count_events.py q2 25000 cache/s300k.csv
 
@@ -11,9 +11,7 @@ to ``Engine.run`` — the only function the toggle above counts, so the Feeder a
 stay out. ``GCMODE``: ``policy`` (default) runs under :func:`~taxi_rsp.engine.gcpolicy.engine_gc`
 as ``taxi-rsp run`` does; ``default`` keeps CPython's collector settings (the counts of
 stops 22-24, which include young collections real runs do not make); ``off`` disables it.
-Prints the CPU seconds, the queries' state sizes, the plan compiler's status (a count made
-while generated code still runs interpreted is not comparable) and the package's path.
-Run it once without valgrind first, so the plan compiler's cache holds every source.
+Prints the CPU seconds, the queries' state sizes and the package's path.
 """
 
 from __future__ import annotations
@@ -25,7 +23,6 @@ import time
 from contextlib import nullcontext
 from pathlib import Path
 
-from taxi_rsp.engine import generated
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.engine.gcpolicy import engine_gc
 from taxi_rsp.feeder.reader import Feeder
@@ -58,7 +55,6 @@ def main(argv: list[str]) -> None:
         engine.run(events[warm:])
     print("cpu", round(time.process_time() - started, 3), "events", len(events) - warm, file=sys.stderr)
     print("state", [query.state_size() for query in engine.queries], file=sys.stderr)
-    print(generated.status(), file=sys.stderr)
     print(Path(sys.modules["taxi_rsp"].__file__).parent, file=sys.stderr)
 
 

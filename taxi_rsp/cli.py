@@ -33,15 +33,7 @@ ENVIRONMENT = """environment variables:
   TAXI_RSP_VM_ACCEL      `auto` VM accelerator: tcg (default) or kvm
   SOURCE_DATE_EPOCH      timestamp of a reproducible `vm build`
   TAXI_RSP_PURE_PYTHON   1: run the engine's modules and the Feeder's loop as Python,
-                         not their compiled forms (same outputs; for comparisons)
-  TAXI_RSP_JIT           0: keep the queries' generated code interpreted; 1: compile it
-                         to C and warn if that fails (default: compile when possible;
-                         built in the background on a query's first run, then cached)
-  TAXI_RSP_JIT_CACHE     folder of the compiled generated code
-                         (default ~/.cache/taxi-rsp/jit)
-  TAXI_RSP_HUGE_PAGES    0: keep `run`'s small objects in ordinary pages (default: in
-                         transparent huge pages on Linux when the kernel allows it;
-                         summary.json's `heap` says which)"""
+                         not their compiled forms (same outputs; for comparisons)"""
 
 
 def build_parser() -> argparse.ArgumentParser:

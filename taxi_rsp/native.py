@@ -39,8 +39,6 @@ from pathlib import Path
 
 PURE_ENV = "TAXI_RSP_PURE_PYTHON"
 MANIFEST = "_native_build.json"
-# written by setup.py after the build: whether GCC compiled the modules with a profile
-PROFILE_RECORD = "_native_profile.json"
 
 # The modules a run spends its time in (py-spy on Q1/Q2/Mixed, the ISWC queries over
 # --stream), by package; not those that run once per query. (Cython 3.3 cannot compile
@@ -92,8 +90,7 @@ NATIVE_MODULES: tuple[str, ...] = (
 
 # Extensions written for Cython (C types in a .pyx), with their source: the build records
 # their digest too, and a stale one is not imported (its Python caller falls back).
-PYX_MODULES: dict[str, str] = {"taxi_rsp.feeder._native": "feeder/_native.pyx",
-                              "taxi_rsp.engine.arenas": "taxi_rsp/engine/arenas.pyx"}
+PYX_MODULES: dict[str, str] = {"taxi_rsp.feeder._native": "feeder/_native.pyx"}
 
 # Packages whose folder is not under taxi_rsp/ in the source tree (pyproject's package-dir).
 _PACKAGE_DIRS = {"taxi_rsp.feeder": "feeder", "taxi_rsp.listener": "listener"}
@@ -204,51 +201,17 @@ def compiled_modules() -> dict[str, bool]:
             for name in NATIVE_MODULES if name in sys.modules}
 
 
-def c_compiler(environ: dict[str, str] | os._Environ[str] = os.environ) -> tuple[str, bool]:
-    """The C compiler a build uses (``CC``, else Python's own) and whether it is GCC (the
-    profile-guided build needs it; ``cc`` is followed to what it links to).
-
-    >>> c_compiler({"CC": "gcc -pthread"})
-    ('gcc', True)
-    """
-    import shutil
-    import sysconfig
-
-    words = (environ.get("CC") or sysconfig.get_config_var("CC") or "").split()
-    if not words:
-        return "", False
-    found = shutil.which(words[0])
-    return words[0], "gcc" in words[0] or (found is not None and "gcc" in os.path.basename(os.path.realpath(found)))
-
-
-def build_profile(folder: Path | None = None) -> dict[str, object]:
-    """setup.py's record of the build: ``profile_guided`` (compiled with GCC's profile
-    of the training run, ``taxi_rsp/pgo.py``) and, when not, ``why_not``; both None
-    when there is no record (no build, or one older than the record).
-
-    >>> sorted(build_profile(Path("/nonexistent")).items())
-    [('profile_guided', None), ('why_not', None)]
-    """
-    try:
-        recorded = json.loads(((folder or Path(__file__).parent) / PROFILE_RECORD).read_text(encoding="utf-8"))
-        return {"profile_guided": bool(recorded["profile_guided"]), "why_not": str(recorded["why_not"])}
-    except (OSError, ValueError, KeyError, TypeError):
-        return {"profile_guided": None, "why_not": None}
-
-
 def status() -> dict[str, object]:
     """How the loaded native modules run, for a run's summary.json and ``--explain``:
-    how many compiled, which from their Python source, whether that was asked for, and
-    whether the build was profile-guided.
+    how many compiled, which from their Python source, and whether that was asked for.
 
     >>> sorted(status())
-    ['compiled', 'profile_guided', 'pure_python_requested', 'python_source']
+    ['compiled', 'pure_python_requested', 'python_source']
     """
     loaded = compiled_modules()
     return {"compiled": sum(loaded.values()),
             "python_source": sorted(name for name, compiled in loaded.items() if not compiled),
-            "pure_python_requested": pure_python_requested(),
-            "profile_guided": build_profile()["profile_guided"]}
+            "pure_python_requested": pure_python_requested()}
 
 
 def describe() -> str:
@@ -256,8 +219,7 @@ def describe() -> str:
     Python source``."""
     state = status()
     source = state["python_source"]
-    guided = " (profile-guided)" if state["profile_guided"] else ""
-    line = f"engine modules: {state['compiled']} compiled (Cython{guided}), {len(source)} from Python source"  # type: ignore[arg-type]
+    line = f"engine modules: {state['compiled']} compiled (Cython), {len(source)} from Python source"  # type: ignore[arg-type]
     if state["pure_python_requested"]:
         line += f" ({PURE_ENV}=1)"
     elif source:

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING
 
 from taxi_rsp import native
 from taxi_rsp.engine.config import EngineConfig
-from taxi_rsp.engine import generated, hugepages
 from taxi_rsp.errors import UserError
 from taxi_rsp.feeder import Feeder
 from taxi_rsp.listener import DebsTopKWriter
@@ -66,7 +65,6 @@ class RunConfig:
 def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) -> dict:
     """Run the queries over the input; returns the summary (also written as summary.json)."""
     before = _check_input(config.input)
-    hugepages.enable()  # before the session: its state is allocated from then on
     session = Session(config.session_config())
     outputs = AtomicOutputs(config.out)
     with outputs:
@@ -76,7 +74,6 @@ def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) ->
                 config.live.attach(info, sinks[info.name], session.listen)
         if config.explain:
             report(native.describe())
-            report(generated.describe())
             for info in session.infos:
                 report(session.explain(info.name))
         registration = session.registration_warnings({STREAMS + "trips"})
@@ -105,8 +102,6 @@ def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) ->
         summary["peak_rss_mib"] = _peak_rss_mib()
         summary["engine_modules"] = {**native.status(), "feeder_native_loop": feeder.native}
         summary["feeder_left_out"] = list(feeder.left_out)
-        summary["generated_code"] = generated.status()
-        summary["heap"] = hugepages.stats()
         summary["warnings"] = registration + _warnings(session, watch)
         outputs.commit_summary(summary)
         if config.live is not None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -13,10 +12,6 @@ SAMPLE_20D = SAMPLE_DIR / "sample20d_first10004.csv"
 SAMPLE_FULL = SAMPLE_DIR / "full2013_first100.csv"
 QUERIES_DIR = ROOT / "queries"
 
-# Generated code stays interpreted in the tests (CLI subprocesses inherit this): compiling
-# every query the tests generate would take minutes and fill ~/.cache. tests/test_generated.py
-# turns the plan compiler on, with its own cache, and compares the outputs.
-os.environ.setdefault("TAXI_RSP_JIT", "0")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -13,7 +13,6 @@ rest, so the installed copy can run the real sample.
 from __future__ import annotations
 
 import hashlib
-import os
 import subprocess
 import sys
 import sysconfig
@@ -26,10 +25,8 @@ SAMPLE = ROOT / "taxi_rsp" / "samples" / "debs2015" / "full2013_first100.csv"
 
 
 def _pip(venv: Path, *args: str) -> None:
-    # names, not speed, are checked here: a plain build of the compiled modules (no
-    # profile-guided build, which would add minutes; tests/test_pgo.py covers that)
     result = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", *args],
-                            capture_output=True, text=True, env=dict(os.environ, TAXI_RSP_PGO="0"))
+                            capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-2000:]
 
 

@@ -442,10 +442,8 @@ class ChunkCompiler:
                     _encode_fraction=encode_fraction, _fmt=_fmt_decimal, _format_decimal=format_decimal,
                     _trunc=_trunc_div, math=math)
 
-    def finish(self, generic: Callable[[tuple], tuple | None],
-               install: Callable[[Step, Step], None] | None = None) -> Callable[[tuple], tuple | None]:
-        """The compiled chain: row -> derived row, or None when a FILTER drops it;
-        ``install(old, new)``: see :func:`~taxi_rsp.engine.generated.define`."""
+    def finish(self, generic: Callable[[tuple], tuple | None]) -> Callable[[tuple], tuple | None]:
+        """The compiled chain: row -> derived row, or None when a FILTER drops it."""
         w = self.w
         outputs = []
         for ident, value, kind in self.slots:
@@ -464,9 +462,7 @@ class ChunkCompiler:
         src += ["    except Exception:", "        return _generic(row)"]
         namespace = dict(w.consts, _generic=generic, **self.runtime())
         source = "\n".join(src)
-        functions = define(source, "<taxi_rsp pipeline>", namespace, install=None if install is None else
-                           lambda compiled: install(functions["chunk"], compiled["chunk"]))
-        chunk = functions["chunk"]
+        chunk = define(source, "<taxi_rsp pipeline>", namespace)["chunk"]
         chunk.source = source  # type: ignore[attr-defined]
         return chunk
 
@@ -549,18 +545,16 @@ def compile_chunk(
     steps: list[P.FusedStep],
     generic: Step,
     sample: tuple,
-    install: Callable[[Step, Step], None] | None = None,
 ) -> Step:
     """One function for ``steps`` (the Filter, Extend and Project plan nodes they
     implement) over rows of ``schema``, specialised on the type codes of ``sample``;
     ``generic`` is the reference chain (row -> row/None). Returns ``generic`` itself
-    when some step has no fast form. ``install(old, new)`` receives the chain compiled
-    to C later (see :func:`~taxi_rsp.engine.generated.define`)."""
+    when some step has no fast form."""
     codes = type_codes(sample)
     compiler = ChunkCompiler(dictionary, schema, codes)
     try:
         for step in steps:
             compiler.add_step(step)
-        return compiler.finish(generic, install)
+        return compiler.finish(generic)
     except NoFast:
         return generic

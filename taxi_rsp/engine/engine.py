@@ -26,7 +26,6 @@ from taxi_rsp.algebra.translate import translate_query
 from taxi_rsp.planner.builder import PlanBuilder
 from taxi_rsp.engine.config import EngineConfig
 from taxi_rsp.engine.ops.match import EventView
-from taxi_rsp.engine.generated import READY, install_ready
 from taxi_rsp.engine.pipeline import PipelineRegistry
 from taxi_rsp.engine.policies import EventTimeTick, TickPolicy
 from taxi_rsp.engine.query import Listener, RegisteredQuery
@@ -145,8 +144,6 @@ class Engine:
                 )
             clock[0] = time
             clock[1] += 1
-            if READY:  # generated code compiled to C in the background: swapped in between events
-                install_ready()
             view = EventView(event)  # the triple index is built only if a window needs it
             for tick in ticks:  # the tick policy bound to each query (see register)
                 tick(event, view)

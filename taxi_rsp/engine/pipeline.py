@@ -22,7 +22,7 @@ import cython
 
 from taxi_rsp.algebra import plan as P
 from taxi_rsp.engine.codegen import compile_chunk
-from taxi_rsp.engine.generated import InCell, swap
+from taxi_rsp.engine.generated import InCell
 from taxi_rsp.engine.ops.match import BGPMatcher, EventView
 from taxi_rsp.engine.ops.stateless import Step
 from taxi_rsp.engine.reclaim import retired as _retired_list
@@ -102,8 +102,7 @@ class PipelineNode:
 
     def _compile(self, sample: tuple) -> Step:
         descriptions = [s.description for s in self.steps]
-        return compile_chunk(self.dictionary, self.steps[0].schema_in, descriptions, self._generic, sample,
-                             install=lambda old, new: swap(self, "_chunk", old, new))
+        return compile_chunk(self.dictionary, self.steps[0].schema_in, descriptions, self._generic, sample)
 
     def _bind(self) -> None:
         """``run(view)``: this node's rows for the event of ``view``, computed once per

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from taxi_rsp import native
-from taxi_rsp.engine import generated
 from taxi_rsp.engine.config import EngineConfig
 from taxi_rsp.errors import UserError
 from taxi_rsp.outputs.atomic import AtomicOutputs
@@ -93,7 +92,6 @@ def run_stream(config: StreamRunConfig, report: Callable[[str], None] = lambda l
         session.attach_files(outputs.open, config.result_format, challenge_format=False)
         if config.explain:
             report(native.describe())
-            report(generated.describe())
             for info in session.infos:
                 report(session.explain(info.name))
         iri = _stream_iri(session, config.stream_iri)
@@ -122,7 +120,6 @@ def run_stream(config: StreamRunConfig, report: Callable[[str], None] = lambda l
             "cpu_seconds": round(cpu_seconds, 3),
             "engine_state_rows": session.state_rows(),
             "engine_modules": native.status(),
-            "generated_code": generated.status(),
             "warnings": warnings,
         }
         outputs.commit_summary(summary)

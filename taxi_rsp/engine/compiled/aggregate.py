@@ -49,7 +49,7 @@ import cython
 from taxi_rsp.algebra.plan import volatile_step
 from taxi_rsp.engine.codegen import SMALL_INTS, ChunkCompiler, NoFast, _Miss, type_codes
 from taxi_rsp.engine.expr import Compiled, ExprError
-from taxi_rsp.engine.generated import InCell, define, swap_all
+from taxi_rsp.engine.generated import InCell, define
 from taxi_rsp.engine.ops.base import Operator, Row
 from taxi_rsp.engine.ops.aggregates import Sum
 from taxi_rsp.engine.ops.group import ERROR, GroupOp
@@ -82,9 +82,6 @@ _DEC_HEAD = INLINE_FLAG | (T_DECIMAL << TYPE_SHIFT)
 _DIRTY = 2
 _KEY = 3
 _FIRST_STATE = 4
-# the generated code's group state ``st`` is always such a list (or None), and so is an
-# aggregate's queue or sorted values ``q``: indexed, appended and popped in C
-_STATE_TYPES = {"st": "list", "q": "list"}
 
 
 class _Deopt(Exception):
@@ -244,12 +241,11 @@ class CompiledAggregate(Operator):
             insort=insort, bisect_left=bisect_left, _int_id=self._int_id, _dec_id=self._dec_id,
             _median_id=self._median_id, _avg_id=self._avg_id,
         )
-        functions = define(self.source, "<taxi_rsp compiled aggregate>", namespace,
-                           install=lambda compiled: swap_all(self, self._GENERATED, functions, compiled),
-                           local_types=_STATE_TYPES)
-        swap_all(self, self._GENERATED, {}, functions)
+        functions = define(self.source, "<taxi_rsp compiled aggregate>", namespace)
+        for attribute, name in self._GENERATED.items():
+            setattr(self, attribute, functions[name])
 
-    # attribute -> generated function (swapped for the compiled one when it is built)
+    # attribute -> generated function
     _GENERATED = {"_insert": "insert", "_apply": "apply", "_expire": "expire", "_flush": "flush"}
     _insert = InCell(0)
     _expire = InCell(1)

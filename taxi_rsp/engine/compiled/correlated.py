@@ -28,7 +28,7 @@ from typing import Any
 import cython
 
 from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss, type_codes
-from taxi_rsp.engine.generated import InCell, define, swap
+from taxi_rsp.engine.generated import InCell, define
 from taxi_rsp.engine.compiled.rows import contiguous, tuple_getter
 from taxi_rsp.engine.index.oneway import Entry
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
@@ -129,8 +129,7 @@ class CompiledCorrelated(Operator):
         namespace.update(c.runtime())
         namespace.update(_Miss=_Miss, _generic=self._generic_pair)
         entry = "holds_ids" if shortcut else "holds"
-        functions = define(self.source, "<taxi_rsp compiled condition>", namespace,
-                           install=lambda compiled: swap(self, "_holds", functions[entry], compiled[entry]))
+        functions = define(self.source, "<taxi_rsp compiled condition>", namespace)
         return functions[entry]
 
     def _id_order_source(self, schema: tuple[str, ...], codes: dict[int, int]) -> list[str]:

@@ -25,11 +25,11 @@ from typing import Any
 import cython
 
 from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss, type_codes
-from taxi_rsp.engine.compiled.aggregate import (_DIRTY, _FIRST_STATE, _STATE_TYPES, FUSABLE, CompiledAggregate,
+from taxi_rsp.engine.compiled.aggregate import (_DIRTY, _FIRST_STATE, FUSABLE, CompiledAggregate,
                                                 _Deopt, compiled_form, flush_source, group_state_source,
                                                 int_id_source, median_id_source, reference_value)
 from taxi_rsp.engine.expr import Compiled, ExprError
-from taxi_rsp.engine.generated import InCell, define, swap_all
+from taxi_rsp.engine.generated import InCell, define
 from taxi_rsp.engine.ops.aggregates import Count, Max, Median, Min, Sum
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.group import ERROR as _ERROR  # an argument that is an error (slow path, unbound branches)
@@ -202,10 +202,9 @@ class CompiledGroup(Operator):
                          implicit=self._implicit, sinks=self._sinks, insort=insort, bisect_left=bisect_left,
                          _int_id=self._int_id, _dec_id=self._dec_id, _median_id=self._median_id,
                          _avg_id=self._avg_id)
-        functions = define(self.source, "<taxi_rsp compiled group>", namespace,
-                           install=lambda compiled: swap_all(self, self._GENERATED, functions, compiled),
-                           local_types={**_STATE_TYPES, "deltas": "list"})  # deltas: always a list
-        swap_all(self, self._GENERATED, {}, functions)
+        functions = define(self.source, "<taxi_rsp compiled group>", namespace)
+        for attribute, name in self._GENERATED.items():
+            setattr(self, attribute, functions[name])
 
     # attribute -> generated function (apply_slow: the slow path's; arguments may be errors)
     _GENERATED = {"_push": "push", "_flush": "flush", "_apply": "apply_slow"}

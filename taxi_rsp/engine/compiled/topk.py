@@ -53,7 +53,7 @@ from typing import Any
 import cython
 
 from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss, type_codes
-from taxi_rsp.engine.generated import InCell, define, swap
+from taxi_rsp.engine.generated import InCell, define
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.topk import TopKOp, _row_key, emit_snapshot_change
 from taxi_rsp.engine.reclaim import retired as _retired_list
@@ -247,8 +247,7 @@ class CompiledTopK(Operator):
         namespace["_row_key"] = _row_key
         namespace["_text"] = self._text
         namespace["_iri"] = self._iri
-        functions = define(self.source, "<taxi_rsp compiled top-k>", namespace,
-                           install=lambda compiled: swap(self, "_key", functions["key"], compiled["key"]))
+        functions = define(self.source, "<taxi_rsp compiled top-k>", namespace)
         self._key = functions["key"]
 
     def _first_part(self, sample: Row, schema: tuple[str, ...], codes: dict[int, int],

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 
 import cython
 
-from taxi_rsp.engine.generated import define, swap
+from taxi_rsp.engine.generated import define
 from taxi_rsp.lang.ast import TriplePattern, Var
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.events import GraphEvent, StarGraph, StarLayout
@@ -162,14 +162,7 @@ class BGPMatcher:
         else:
             row = ", ".join(f"b{i}" for i in range(len(self.schema)))
             lines.append(f"    return [({row}{',' if len(self.schema) == 1 else ''})]")
-        functions = define("\n".join(lines), "<taxi_rsp star bgp>", dict(consts),
-                           install=lambda compiled: self._install_star(layout, functions["star"], compiled["star"]),
-                           local_types={"o": "tuple"})
-        return functions["star"]
-
-    def _install_star(self, layout: StarLayout, old: object, new: object) -> None:
-        if self._star.get(layout) is old:  # the plan compiler's version of the same code
-            self._star[layout] = new
+        return define("\n".join(lines), "<taxi_rsp star bgp>", dict(consts))["star"]
 
     @staticmethod
     def _slot(node: object, names: dict[str, int], dictionary: Dictionary) -> tuple[bool, int]:
@@ -207,9 +200,7 @@ class BGPMatcher:
         row = ", ".join(f"b{i}" for i in range(len(self.schema)))
         lines.append("    " * depth + f"out.append(({row}{',' if len(self.schema) == 1 else ''}))")
         lines.append("    return out")
-        functions = define("\n".join(lines), "<taxi_rsp bgp>", dict(consts),
-                           install=lambda compiled: swap(self, "match", functions["match"], compiled["match"]))
-        return functions["match"]
+        return define("\n".join(lines), "<taxi_rsp bgp>", dict(consts))["match"]
 
     def search(self, index: TripleIndex) -> list[tuple]:
         """The interpreted matcher (reference for the generated one)."""

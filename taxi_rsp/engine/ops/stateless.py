@@ -14,7 +14,6 @@ from collections.abc import Callable
 
 from taxi_rsp.algebra.plan import FusedStep, volatile_step
 from taxi_rsp.engine.codegen import compile_chunk
-from taxi_rsp.engine.generated import swap
 from taxi_rsp.engine.expr import Compiled, ExprError, ebv
 from taxi_rsp.engine.compiled.rows import tuple_getter
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
@@ -118,8 +117,7 @@ class MapOp(Operator):
         chain = self._chain = self._generic
         if self._descriptions is not None and self._dictionary is not None:
             chain = self._chain = compile_chunk(self._dictionary, self._input_schema, self._descriptions,
-                                                self._generic, sample,
-                                                install=lambda old, new: swap(self, "_chain", old, new))
+                                                self._generic, sample)
         return chain
 
     def push(self, deltas: list[Delta]) -> None:
