@@ -28,6 +28,7 @@ from benchmarks.conftest import cached_synthetic
 from taxi_rsp.feeder import Feeder
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.runner import resolve_query
+from taxi_rsp.planner import register
 
 LINES = int(os.environ.get("COMPILED_LINES", "100000"))
 PREFIX = "PREFIX taxi: <http://debs2015.org/taxi#>\n"
@@ -96,7 +97,7 @@ def run(path: Path, queries: list[tuple[str, dict | None]], compiled: bool) -> t
     reports: dict[str, list] = {}
     for name, params in queries:
         text = OTHER_QUERIES.get(name) or resolve_query(name).text
-        query = engine.register(text, name, params)
+        query = register(engine, text, name, params)
         seen = reports[name] = []
         query.listeners.append(lambda out, seen=seen: seen.append(
             (out.trigger.time, out.values(), out.values(out.deleted))))

@@ -16,6 +16,7 @@ from taxi_rsp.feeder import Feeder
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.runner import resolve_query
+from taxi_rsp.planner import register
 
 SAMPLE = Path(__file__).resolve().parents[1] / "taxi_rsp" / "samples" / "debs2015" / "sample20d_first10004.csv"
 
@@ -28,7 +29,7 @@ def replay(queries: tuple[str, ...]) -> int:
     engine = Engine()
     for name in queries:
         source = resolve_query(name)
-        engine.register(source.text, name)
+        register(engine, source.text, name)
     count = 0
     for event in Feeder(SAMPLE, engine.dictionary):
         engine.process(event)

@@ -28,6 +28,7 @@ import pytest
 from taxi_rsp.feeder import Feeder
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.runner import resolve_query
+from taxi_rsp.planner import register
 
 SAMPLE = Path(__file__).resolve().parents[1] / "taxi_rsp" / "samples" / "debs2015" / "sample20d_first10004.csv"
 Q1 = resolve_query("q1").text
@@ -51,7 +52,7 @@ def replay(texts: list[str], shared: bool, events: int = EVENTS) -> tuple[float,
     started = time.process_time()
     engine = Engine(share_pipelines=shared)
     for i, text in enumerate(texts):
-        engine.register(text, f"q{i}")
+        register(engine, text, f"q{i}")
     registered = time.process_time()
     for event in itertools.islice(Feeder(SAMPLE, engine.dictionary), events):
         engine.process(event)

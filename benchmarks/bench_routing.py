@@ -20,6 +20,7 @@ import pytest
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.rdf.events import GraphEvent
 from taxi_rsp.rdf.terms import IRI, DateTime
+from taxi_rsp.planner import register
 
 EX = "http://example.org/"
 QUERY = """PREFIX ex: <http://example.org/>
@@ -63,7 +64,7 @@ def prepared(mode: str, shifting: bool = True) -> tuple[tuple[Engine, list[Graph
     """A registered query and its events (outside the timed part); the list collects
     the number of result rows."""
     engine = Engine(join_routing=mode)
-    query = engine.register(QUERY, "shift")
+    query = register(engine, QUERY, "shift")
     rows: list[int] = []
     query.listeners.append(lambda output: rows.append(len(output.rows)))
     return (engine, workload(engine, shifting), rows), {}

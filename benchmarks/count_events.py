@@ -26,6 +26,7 @@ from pathlib import Path
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.engine.gcpolicy import engine_gc
 from taxi_rsp.feeder.reader import Feeder
+from taxi_rsp.planner import register
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKLOADS = {"q1": ["queries/q1.cqels"], "q2": ["queries/q2.cqels"],
@@ -39,7 +40,7 @@ def main(argv: list[str]) -> None:
     engine = Engine()
     for name in WORKLOADS.get(which) or which.split(","):
         query = Path(name) if Path(name).is_absolute() else ROOT / name
-        engine.register(query.read_text(), query.stem)
+        register(engine, query.read_text(), query.stem)
     events = []
     for event in Feeder(path, engine.dictionary):
         events.append(event)

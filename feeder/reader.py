@@ -25,7 +25,7 @@ from taxi_rsp.feeder import vocabulary as V
 from taxi_rsp.feeder.codecs import AxisCodec, ExactCodec, MoneyCodec, StringCodec, TimestampCodec
 from taxi_rsp.feeder.records import FeedStats, TripMeta
 from taxi_rsp.errors import UserError
-from taxi_rsp.native import PURE_ENV, pure_python_requested
+from taxi_rsp.native import pure_python_requested
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.events import GraphEvent, StarGraph, StarLayout
 from taxi_rsp.rdf.namespaces import RDF_TYPE, STREAMS, XSD_DECIMAL, XSD_INTEGER
@@ -46,9 +46,6 @@ _BOTH_GRIDS = 0b11  # mask bits of AxisCodec: bit 0 = Q1 grid, bit 1 = Q2 grid
 # are most of the loop's cache misses (tens of thousands of medallions and licences).
 OPTIONAL_TERMS = ("medallion", "hackLicense", "paymentType", "tripTimeSecs", "tripDistance")
 
-# TAXI_RSP_PURE_PYTHON=1: Feeders run the pure-Python loop (and the engine its source,
-# taxi_rsp/native.py, whose reading of the variable this shares).
-PURE_PYTHON_ENV = PURE_ENV
 
 try:  # the native loop is optional: the install builds it when it can
     from taxi_rsp.feeder._native import NativeEvents
@@ -65,8 +62,8 @@ def native_available() -> bool:
 
 
 def _choose_native(native: bool | None) -> bool:
-    """``native`` as asked; None: the native loop when it is built, unless the
-    environment says ``TAXI_RSP_PURE_PYTHON``."""
+    """``native`` as asked; None: the native loop when it is built, unless this process
+    runs pure Python (``taxi_rsp.native.pure_python_requested``)."""
     if native is None:
         return NativeEvents is not None and not pure_python_requested()
     if native and NativeEvents is None:
@@ -98,8 +95,8 @@ class Feeder:
         the slice's raw lines (instead of reading ``path``), the global number of its first
         line (= seq) and the latest accepted drop-off in ms before it (out-of-order check).
         ``native``: True runs the native loop (an error if it is not built), False the
-        pure-Python one, None (default) the native one when built unless
-        ``TAXI_RSP_PURE_PYTHON`` is set; ``self.native`` says which runs.
+        pure-Python one, None (default) the native one when built unless the process
+        runs pure Python (``TAXI_RSP_PURE_PYTHON=1``); ``self.native`` says which runs.
         ``read``: the predicate IRIs some consumer of the events matches
         (:func:`~taxi_rsp.algebra.analysis.stream_predicates`); the fields of
         ``OPTIONAL_TERMS`` whose predicate is not among them are left out of the graphs

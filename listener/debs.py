@@ -94,7 +94,7 @@ class DebsTopKWriter:
 
     def __call__(self, output: QueryOutput) -> None:
         if self._dictionary is None:
-            self._dictionary = output.query.dictionary
+            self._dictionary = output.dictionary
         rows = output.rows
         if len(rows) > self._entries_shown:
             rows = rows[: self._entries_shown]

@@ -19,12 +19,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from taxi_rsp import native as _native
+from taxi_rsp.environment import ExecutionConfig as _ExecutionConfig
 
 __version__ = "0.1.0"
 
 # Before any engine module loads: compiled modules whose source changed since the
 # build, or all of them under TAXI_RSP_PURE_PYTHON=1, load from their .py (native.py).
-_native.install()
+_native.install(pure=_ExecutionConfig.from_environment().pure_python)
 
 _API = ("SAMPLE_CSV", "BNode", "DateTime", "EngineConfig", "IRI", "Literal", "QueryHandle", "QueryInfo",
         "QuerySource", "Result", "Session", "SessionConfig", "Sink", "UserError", "WindowInfo", "run_debs")

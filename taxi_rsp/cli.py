@@ -22,25 +22,18 @@ from collections.abc import Sequence
 # and OpenBLAS's helper threads would spin for ~0.1 CPU s after it loads, per process.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from taxi_rsp import __version__, commands  # noqa: E402
+from taxi_rsp import __version__, commands, environment  # noqa: E402
 from taxi_rsp.errors import UserError  # noqa: E402
 from taxi_rsp.extras import missing_extra_hint  # noqa: E402
 
 DEBUG_HELP = "on an error, show the Python traceback after the one-line message"
-ENVIRONMENT = """environment variables:
-  JAVA_HOME              Java 17 for Spark (default: the `java` on PATH)
-  TAXI_RSP_SPARK_MEMORY  Spark driver memory of local runs (default 2g)
-  TAXI_RSP_VM_ACCEL      `auto` VM accelerator: tcg (default) or kvm
-  SOURCE_DATE_EPOCH      timestamp of a reproducible `vm build`
-  TAXI_RSP_PURE_PYTHON   1: run the engine's modules and the Feeder's loop as Python,
-                         not their compiled forms (same outputs; for comparisons)"""
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="taxi-rsp",
         description="CQELS RDF stream processing for the DEBS 2015 taxi challenge.",
-        epilog=ENVIRONMENT,
+        epilog=environment.HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"taxi-rsp {__version__}")

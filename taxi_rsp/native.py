@@ -115,9 +115,13 @@ def digest(path: Path | str) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def pure_python_requested(environ: dict[str, str] | os._Environ[str] = os.environ) -> bool:
-    """True when ``TAXI_RSP_PURE_PYTHON`` asks for the Python source everywhere."""
-    return environ.get(PURE_ENV, "").strip().lower() not in ("", "0", "false", "no")
+_pure = False  # set once by install(): every native module runs from its Python source
+
+
+def pure_python_requested() -> bool:
+    """True when this process runs the Python source everywhere (``TAXI_RSP_PURE_PYTHON``,
+    read by :mod:`taxi_rsp.environment` and passed to :func:`install`)."""
+    return _pure
 
 
 class SourceFinder(importlib.abc.MetaPathFinder):
@@ -178,14 +182,16 @@ def read_manifest(folder: Path) -> dict[str, str]:
     return {str(k): str(v) for k, v in recorded.items()} if isinstance(recorded, dict) else {}
 
 
-def install() -> SourceFinder | None:
+def install(pure: bool = False) -> SourceFinder | None:
     """Put a :class:`SourceFinder` first on ``sys.meta_path`` (once per process) when
-    there is a native build to guard or step around; returns it."""
+    there is a native build to guard or step around; returns it. ``pure``: run every
+    native module from its source (the Feeder then runs its Python loop too)."""
+    global _pure
     for finder in sys.meta_path:
         if isinstance(finder, SourceFinder):
             return finder
+    _pure = pure
     built = read_manifest(Path(__file__).parent)
-    pure = pure_python_requested()
     if pure:  # (a .pyx module's own caller decides whether to use it: see the Feeder)
         built = dict.fromkeys(NATIVE_MODULES, "") | {k: v for k, v in built.items() if k not in PYX_MODULES}
     if not built:

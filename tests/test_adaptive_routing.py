@@ -26,6 +26,7 @@ from taxi_rsp.engine.routing import (
     plan_route,
 )
 from taxi_rsp.rdf.terms import IRI
+from taxi_rsp.planner import register
 from tests.engine_helpers import EX, Stream
 
 PREFIX = "PREFIX ex: <http://example.org/>\n"
@@ -146,7 +147,7 @@ def engine_for(query: str, mode: str, static: list[tuple[str, str, str]] = (), e
     engine = Engine(join_routing=mode)
     for s, p, o in static:
         engine.static.add(IRI(EX + s), IRI(EX + p), IRI(EX + o))
-    engine.register(PREFIX + query, "q")
+    register(engine, PREFIX + query, "q")
     joins = [op for op in engine.queries[0].physical.operators if isinstance(op, MultiJoinOp)]
     if eager:  # re-decide on every arrival so that routes change as often as possible
         for join in joins:
@@ -222,7 +223,7 @@ def test_queries_of_the_challenge_have_no_multiway_join() -> None:
     root = Path(__file__).resolve().parents[1] / "queries"
     for name in ("q1.cqels", "q2.cqels"):
         engine = Engine()
-        engine.register((root / name).read_text(encoding="utf-8"), name)
+        register(engine, (root / name).read_text(encoding="utf-8"), name)
         assert "MultiJoin" not in engine.queries[0].explain()
         assert not any(flatten(node) for node in _nodes(engine.queries[0].logical.root))
 

@@ -13,6 +13,7 @@ from taxi_rsp.engine.engine import Engine
 from taxi_rsp.engine.ops.join import JoinOp
 from taxi_rsp.engine.ops.minus import AntiJoinOp
 from taxi_rsp.runner import resolve_query
+from taxi_rsp.planner import register
 
 POINTS = [(-73.99 + 0.004 * i, 40.72 + 0.003 * j) for i in range(6) for j in range(5)]
 
@@ -40,7 +41,7 @@ def test_state_stays_flat_on_a_long_stream(tmp_path: Path) -> None:
     steady_stream(path, hours=5, per_minute=6)
     engine = Engine()
     for name in ("q1", "q2"):
-        engine.register(resolve_query(name).text, name)
+        register(engine, resolve_query(name).text, name)
     samples = []
     for i, event in enumerate(Feeder(path, engine.dictionary), 1):
         engine.process(event)

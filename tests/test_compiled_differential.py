@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.rdf.terms import Literal
+from taxi_rsp.planner import register
 from tests.engine_helpers import EX, Stream, play
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -158,7 +159,7 @@ JOIN_QUERIES = [
 
 def _outputs(query: str, events, compiled: bool, explain: list | None = None) -> list:
     engine = Engine(compiled=compiled)
-    registered = engine.register(query, "q")
+    registered = register(engine, query, "q")
     outputs = play(engine, events)
     if explain is not None:
         explain.append(registered.explain())
@@ -181,10 +182,10 @@ def test_compiled_plans_inside_larger_plans_equal_the_reference(template: str, e
 
 def test_the_planner_compiles_group_over_window_and_says_so() -> None:
     engine = Engine()
-    query = engine.register(PREFIX + f"SELECT ?k (MEDIAN(?v) AS ?m) WHERE {{ STREAM <{EX}stream> [RANGE 1m] "
+    query = register(engine, PREFIX + f"SELECT ?k (MEDIAN(?v) AS ?m) WHERE {{ STREAM <{EX}stream> [RANGE 1m] "
                             "{ ?e ex:k ?k ; ex:v ?v } } GROUP BY ?k", "q")
     assert "CompiledAggregate" in query.explain()
-    reference = Engine(compiled=False).register(PREFIX + f"SELECT ?k (MEDIAN(?v) AS ?m) WHERE {{ STREAM "
+    reference = register(Engine(compiled=False), PREFIX + f"SELECT ?k (MEDIAN(?v) AS ?m) WHERE {{ STREAM "
                                                 f"<{EX}stream> [RANGE 1m] {{ ?e ex:k ?k ; ex:v ?v }} }} GROUP BY ?k", "q")
     assert "CompiledAggregate" not in reference.explain()
 
@@ -379,7 +380,7 @@ def test_a_rest_row_without_a_key_is_keyed_by_the_refill_that_needs_it() -> None
     topk.HEAD_MIN, topk.HEAD_SLACK = 1, 1
     try:
         engine = Engine()
-        registered = engine.register(query, "q")
+        registered = register(engine, query, "q")
         (op,) = [o for o in registered.physical.operators if isinstance(o, topk.CompiledTopK)]
         modes = []
         stream = Stream(engine)
@@ -484,7 +485,7 @@ def test_an_iri_sort_key_stays_compiled_and_orders_by_the_iri_text(events) -> No
     results, explains = [], []
     for compiled in (True, False):
         engine = Engine(compiled=compiled)
-        registered = engine.register(query, "q")
+        registered = register(engine, query, "q")
         stream = Stream(engine)
         minute = 0.0
         for n, (gap, name, v) in enumerate(events, 1):
@@ -520,7 +521,7 @@ def test_long_min_max_queues_compact_and_equal_the_reference(pattern: str) -> No
     text = PREFIX + f"SELECT ?k (MIN(?v) AS ?lo) (MAX(?v) AS ?hi) (COUNT(*) AS ?n) WHERE {{ STREAM <{EX}stream> " \
                     "[RANGE 6m] { ?e ex:k ?k ; ex:v ?v } } GROUP BY ?k"
     engine = Engine(compiled=True)
-    registered = engine.register(text, "q")
+    registered = register(engine, text, "q")
     aggregate = registered.physical.windows[0]
     stream = Stream(engine)
     minute = 0.0

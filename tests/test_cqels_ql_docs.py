@@ -15,6 +15,7 @@ from taxi_rsp.engine.engine import Engine
 from taxi_rsp.engine.ops.aggregates import _KINDS
 from taxi_rsp.errors import UserError
 from taxi_rsp.lang.parser import parse_query
+from taxi_rsp.planner import register
 
 DOC = (Path(__file__).resolve().parents[1] / "docs" / "cqels-ql.md").read_text(encoding="utf-8")
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -42,13 +43,13 @@ REFUSED = _examples("refused")
 
 @pytest.mark.parametrize("feature, query", FEATURES, ids=[f for f, _ in FEATURES])
 def test_every_listed_feature_is_accepted(feature: str, query: str) -> None:
-    Engine().register(query, "doc")
+    register(Engine(), query, "doc")
 
 
 @pytest.mark.parametrize("feature, query", REFUSED, ids=[f for f, _ in REFUSED])
 def test_every_refusal_names_line_and_column(feature: str, query: str) -> None:
     with pytest.raises(UserError) as error:
-        Engine().register(query, "doc", source="doc.rq")
+        register(Engine(), query, "doc", source="doc.rq")
     assert re.match(r"doc\.rq:\d+:\d+: ", str(error.value)), str(error.value)
 
 
@@ -64,21 +65,21 @@ def test_function_list_is_exactly_what_the_engine_evaluates() -> None:
     listed = _names("functions")
     assert listed == set(expr.SUPPORTED_FUNCTIONS)
     for name in sorted(listed):
-        Engine().register(f"SELECT ({_call(name)} AS ?x) WHERE {{ ?s ?p ?o }}", name)
+        register(Engine(), f"SELECT ({_call(name)} AS ?x) WHERE {{ ?s ?p ?o }}", name)
 
 
 def test_aggregate_list_is_exactly_what_the_engine_evaluates() -> None:
     listed = _names("aggregates")
     assert listed == set(_KINDS)
     for name in sorted(listed):
-        Engine().register(f"SELECT ({name}(DISTINCT ?o) AS ?x) WHERE {{ ?s ?p ?o }}", name)
+        register(Engine(), f"SELECT ({name}(DISTINCT ?o) AS ?x) WHERE {{ ?s ?p ?o }}", name)
 
 
 def test_cast_list_is_exactly_what_the_engine_evaluates() -> None:
     listed = {name.replace("xsd:", XSD) for name in _names("casts")}
     assert listed == set(expr._CASTS)
     for iri in sorted(listed):
-        Engine().register(f'SELECT (<{iri}>("1") AS ?x) WHERE {{ }}', iri)
+        register(Engine(), f'SELECT (<{iri}>("1") AS ?x) WHERE {{ }}', iri)
 
 
 def test_an_unlisted_sparql_builtin_would_be_refused_not_ignored() -> None:

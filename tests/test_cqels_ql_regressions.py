@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 
 from taxi_rsp.engine.engine import Engine
-from taxi_rsp.engine.oneshot import evaluate_once
+from taxi_rsp.planner.oneshot import evaluate_once
 from taxi_rsp.errors import QuerySyntaxError, UnsupportedQueryError
 from taxi_rsp.lang.parser import parse_query
 from taxi_rsp.rdf.terms import IRI, Literal
+from taxi_rsp.planner import register
 from tests.engine_helpers import EX, Stream
 
 TAXI = "http://debs2015.org/taxi#"
@@ -27,7 +28,7 @@ PREFIX = "PREFIX ex: <http://example.org/>\n"
 def _trips(query: str) -> Stream:
     """Three trips (minutes 0, 1, 2), each one event with its seq and payment type."""
     engine = Engine()
-    engine.register(PREFIX + query, "q")
+    register(engine, PREFIX + query, "q")
     stream = Stream(engine)
     for minute, payment in ((0, "CSH"), (1, "CRD"), (2, "CSH")):
         stream.send(minute, (f"ex:trip{minute}", IRI(TAXI + "seq"), minute + 1),
@@ -80,15 +81,15 @@ def test_unsupported_or_misused_function_names_line_and_column() -> None:
 def test_deep_nesting_is_a_one_line_error_not_a_recursion_crash() -> None:
     text = "SELECT ?s WHERE { ?s ?p ?o FILTER(" + "(" * 125 + "?o > 1" + ")" * 125 + ") }"
     with pytest.raises(QuerySyntaxError, match="nested more than 64 deep") as error:
-        Engine().register(text, "deep")
+        register(Engine(), text, "deep")
     assert error.value.line == 1 and error.value.column > 1
     ok = "SELECT ?s WHERE { ?s ?p ?o FILTER(" + "(" * 60 + "?o > 1" + ")" * 60 + ") }"
-    Engine().register(ok, "fine")  # 60 levels still work end to end
+    register(Engine(), ok, "fine")  # 60 levels still work end to end
 
 
 def test_construct_result_graph_is_a_set() -> None:
     engine = Engine()
-    engine.register(PREFIX + "CONSTRUCT { ex:fleet ex:has ex:payments } "
+    register(engine, PREFIX + "CONSTRUCT { ex:fleet ex:has ex:payments } "
                              "WHERE { STREAM ex:stream [NOW] { ?t ?p ?o } }", "c")
     stream = Stream(engine)
     stream.send(0, ("ex:trip0", "ex:a", 1), ("ex:trip0", "ex:b", 2), ("ex:trip0", "ex:c", 3))
@@ -107,8 +108,8 @@ def test_xsd_string_cast_follows_xpath(expr: str, expected: str) -> None:
 def test_having_cannot_read_a_select_alias() -> None:
     text = "SELECT ?p (COUNT(*) AS ?n) WHERE { ?t ?p ?o } GROUP BY ?p HAVING (?n > 20)"
     with pytest.raises(UnsupportedQueryError, match="HAVING reads \\?n"):
-        Engine().register(text, "h")
-    Engine().register(text.replace("HAVING (?n > 20)", "HAVING (COUNT(*) > 20)"), "ok")
+        register(Engine(), text, "h")
+    register(Engine(), text.replace("HAVING (?n > 20)", "HAVING (COUNT(*) > 20)"), "ok")
 
 
 def _fifo_run(tmp_path: Path, signum: int) -> tuple[int, str, list[str]]:
@@ -164,9 +165,9 @@ def test_limit_in_a_stream_sub_select_is_not_silently_ignored() -> None:
     inner = "SELECT ?s WHERE {{ STREAM ex:stream [ALL] {{ ?t <{seq}> ?s }} }} {order} LIMIT 2"
     text = PREFIX + "SELECT ?s WHERE {{ {{ " + inner + " }} }}"
     with pytest.raises(UnsupportedQueryError, match="LIMIT/OFFSET without ORDER BY"):
-        Engine().register(text.format(seq=TAXI + "seq", order=""), "q")
+        register(Engine(), text.format(seq=TAXI + "seq", order=""), "q")
     engine = Engine()
-    engine.register(text.format(seq=TAXI + "seq", order="ORDER BY DESC(?s)"), "q")
+    register(engine, text.format(seq=TAXI + "seq", order="ORDER BY DESC(?s)"), "q")
     stream = Stream(engine)
     for minute in range(4):
         stream.send(minute, (f"ex:trip{minute}", IRI(TAXI + "seq"), minute + 1))

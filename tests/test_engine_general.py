@@ -10,6 +10,7 @@ import pytest
 
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.rdf.terms import IRI, Literal
+from taxi_rsp.planner import register
 from tests.engine_helpers import EX, Stream
 
 PREFIX = "PREFIX ex: <http://example.org/>\n"
@@ -23,7 +24,7 @@ def make(query: str, static: str | None = None, tmp_path: Path | None = None,
         path = tmp_path / "static.ttl"
         path.write_text(static, encoding="utf-8")
         engine.load_static(path)
-    engine.register(PREFIX + query, "test")
+    register(engine, PREFIX + query, "test")
     return engine, Stream(engine)
 
 
@@ -172,6 +173,6 @@ def test_an_empty_dictionary_given_to_the_engine_is_the_one_it_uses() -> None:
     given = Dictionary()
     assert len(given) == 0
     engine = Engine(given)
-    query = engine.register(PREFIX + "SELECT ?o WHERE { STREAM ex:s [RANGE 1m] { ?x ex:p ?o } }", "test")
+    query = register(engine, PREFIX + "SELECT ?o WHERE { STREAM ex:s [RANGE 1m] { ?x ex:p ?o } }", "test")
     assert engine.dictionary is given
     assert query.streams == {given.encode(IRI("http://example.org/s"))}

@@ -26,6 +26,7 @@ from taxi_rsp.engine.ops.aggregates import Median, Sum
 from taxi_rsp.feeder import Feeder
 from taxi_rsp.lang import ast
 from taxi_rsp.rdf.dictionary import Dictionary
+from taxi_rsp.planner import register
 from tests.test_bounded_state import steady_stream
 
 
@@ -137,7 +138,7 @@ def test_errors_on_a_long_stream_leave_no_tracebacks_behind(
 
     monkeypatch.setattr(ExprError, "__init__", count)
     engine = Engine(compiled=compiled)
-    engine.register(ERRORING_QUERIES[name], name)
+    register(engine, ERRORING_QUERIES[name], name)
     counts = []
     for i, event in enumerate(Feeder(path, engine.dictionary), 1):
         engine.process(event)

@@ -25,7 +25,8 @@ from taxi_lines import GOOD, line
 
 from taxi_rsp.feeder import Feeder, TripMeta
 from taxi_rsp.feeder import reader as feeder_reader
-from taxi_rsp.feeder.reader import PURE_PYTHON_ENV
+from taxi_rsp import native
+from taxi_rsp.environment import PURE_PYTHON as PURE_PYTHON_ENV
 from taxi_rsp.feeder import vocabulary as V
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.events import GraphEvent, StarGraph
@@ -36,16 +37,15 @@ def test_the_native_loop_is_built_and_chosen_by_default(monkeypatch: pytest.Monk
     assert feeder_reader.native_available(), (
         f"taxi_rsp.feeder._native did not import ({feeder_reader.NATIVE_ERROR}); "
         "the install builds it (pip install -e .) - is a C compiler missing?")
-    monkeypatch.delenv(PURE_PYTHON_ENV, raising=False)
+    monkeypatch.setattr(native, "_pure", False)
     assert Feeder(Path("x.csv"), Dictionary()).native
     assert not Feeder(Path("x.csv"), Dictionary(), native=False).native
 
 
-@pytest.mark.parametrize("value, native", [("1", False), ("yes", False), ("0", True), ("false", True), ("", True)])
-def test_the_environment_variable_forces_the_pure_loop(monkeypatch: pytest.MonkeyPatch, value: str,
-                                                       native: bool) -> None:
-    monkeypatch.setenv(PURE_PYTHON_ENV, value)
-    assert Feeder(Path("x.csv"), Dictionary()).native is native
+@pytest.mark.parametrize("pure", [True, False])
+def test_a_pure_python_process_runs_the_pure_loop(monkeypatch: pytest.MonkeyPatch, pure: bool) -> None:
+    monkeypatch.setattr(native, "_pure", pure)
+    assert Feeder(Path("x.csv"), Dictionary()).native is not pure
     assert Feeder(Path("x.csv"), Dictionary(), native=True).native  # an explicit choice wins
 
 

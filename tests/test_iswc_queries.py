@@ -47,6 +47,7 @@ from taxi_rsp.engine.engine import Engine
 from taxi_rsp.rdf.events import GraphEvent
 from taxi_rsp.rdf.namespaces import XSD_STRING
 from taxi_rsp.rdf.terms import IRI, BNode, DateTime, Literal
+from taxi_rsp.planner import register
 
 ROOT = Path(__file__).resolve().parents[1]
 QUERIES = {n: (ROOT / "queries" / "iswc2011" / f"q{n}.cqels").read_text() for n in range(1, 6)}
@@ -171,7 +172,7 @@ def engine_reports(text: str, static: Static, elements: list[Element]) -> list[t
         engine.static.add(s, p, o)
     for s, p, o in floorplan:
         engine.static.add(s, p, o, IRI(FLOORPLAN))
-    query = engine.register(text, "q")
+    query = register(engine, text, "q")
     outputs = []
     query.listeners.append(outputs.append)
     encode = engine.dictionary.encode

@@ -4,6 +4,7 @@ and the distribution claims the import name ``taxi_rsp`` only."""
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -53,7 +54,60 @@ def test_the_whole_baseline_package_loads_nothing_of_the_engine() -> None:
 def test_the_engine_does_not_reach_up_into_its_callers() -> None:
     loaded = _loaded_after("import taxi_rsp.engine.engine, taxi_rsp.engine.static")
     assert not [m for m in loaded if m.startswith(("taxi_rsp.rdfstream", "taxi_rsp.runner", "taxi_rsp.commands",
-                                                   "taxi_rsp.session", "taxi_rsp.listener", "taxi_rsp.feeder"))]
+                                                   "taxi_rsp.session", "taxi_rsp.listener", "taxi_rsp.feeder",
+                                                   "taxi_rsp.planner"))]
+
+
+def _imports(path: Path) -> set[str]:
+    """The modules ``path`` imports anywhere in its code (TYPE_CHECKING blocks included)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+        elif isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+    return names
+
+
+def test_no_engine_module_imports_the_planner() -> None:
+    """The planner builds on the engine (it makes the plans the engine runs), never the
+    other way round: Engine.register takes a built QueryPlan."""
+    offenders = {str(path.relative_to(ROOT)): sorted(n for n in _imports(path) if n.startswith("taxi_rsp.planner"))
+                 for path in (ROOT / "taxi_rsp" / "engine").rglob("*.py")}
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_a_query_output_does_not_carry_its_query() -> None:
+    """Listeners get the query's name and a decoder, not the registered query."""
+    assert not any(n.startswith("taxi_rsp.engine.query") for n in _imports(ROOT / "taxi_rsp" / "engine" / "report.py"))
+
+
+# Modules that hand the environment to other programs (not taxi-rsp switches): the JVM
+# Spark starts (JAVA_HOME, PYSPARK_PYTHON...), a reproducible image build
+# (SOURCE_DATE_EPOCH), and the CLI's own thread setting for OpenBLAS.
+_ENVIRONMENT_OF_OTHER_PROGRAMS = {"taxi_rsp/baseline/session.py", "taxi_rsp/grading/image.py", "taxi_rsp/cli.py"}
+# The edge: the one module that reads taxi-rsp's own variables.
+_EDGE = {"taxi_rsp/environment.py"}
+
+
+def _reads_environment(path: Path) -> bool:
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv", "environb") \
+                and isinstance(node.value, ast.Name) and node.value.id == "os":
+            return True
+        if isinstance(node, ast.ImportFrom) and node.module == "os" \
+                and any(a.name in ("environ", "getenv") for a in node.names):
+            return True
+    return False
+
+
+def test_only_the_edge_reads_environment_variables() -> None:
+    """Switches are read once, at the CLI/API edge (taxi_rsp.environment), and passed on
+    as arguments; no library module consults the environment on its own."""
+    product = [*(ROOT / "taxi_rsp").rglob("*.py"), *(ROOT / "feeder").rglob("*.py"), *(ROOT / "listener").rglob("*.py")]
+    readers = {str(p.relative_to(ROOT)) for p in product if _reads_environment(p)}
+    assert readers - _ENVIRONMENT_OF_OTHER_PROGRAMS - _EDGE == set()
+    assert _EDGE <= readers  # the check sees the edge's own reads (it is not blind)
 
 
 def test_the_feeder_and_listeners_are_installed_under_taxi_rsp_only() -> None:

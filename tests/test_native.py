@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from taxi_rsp import native
+from taxi_rsp.environment import ExecutionConfig
 from taxi_rsp.outputs.lines import split_delay
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -149,8 +150,8 @@ def test_the_pure_switch_takes_sources_without_reading_digests(tmp_path: Path) -
 
 
 @pytest.mark.parametrize(("value", "pure"), [("1", True), ("yes", True), ("0", False), ("", False), ("no", False)])
-def test_pure_python_requested_reads_the_environment(value: str, pure: bool) -> None:
-    assert native.pure_python_requested({native.PURE_ENV: value}) is pure
+def test_the_edge_reads_the_pure_python_switch(value: str, pure: bool) -> None:
+    assert ExecutionConfig.from_environment({native.PURE_ENV: value}).pure_python is pure
 
 
 def test_every_native_module_has_a_source_and_a_build_record() -> None:

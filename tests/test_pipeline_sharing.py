@@ -10,6 +10,7 @@ import itertools
 from taxi_rsp.feeder import Feeder
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.runner import resolve_query
+from taxi_rsp.planner import register
 
 Q1 = resolve_query("q1").text
 Q2 = resolve_query("q2").text
@@ -28,7 +29,7 @@ def _rows(engine: Engine, query_names: list[str], path, limit: int) -> dict[str,
 
 def test_q2_not_exists_block_shares_the_empty_taxi_pipeline() -> None:
     engine = Engine(compiled=False)
-    query = engine.register(Q2, "q2")
+    query = register(engine, Q2, "q2")
     windows = query.physical.windows
     # profit window + one buffer for the two 30-minute blocks (outer and NOT EXISTS)
     assert len(windows) == 2
@@ -42,8 +43,8 @@ def test_q2_not_exists_block_shares_the_empty_taxi_pipeline() -> None:
 
 def test_same_query_twice_matches_once_per_event(sample_20d) -> None:
     engine = Engine(compiled=False)
-    engine.register(Q1, "a")
-    engine.register(Q1.replace("?startCell ?endCell", "?s ?e").replace("AS ?startCell", "AS ?s")
+    register(engine, Q1, "a")
+    register(engine, Q1.replace("?startCell ?endCell", "?s ?e").replace("AS ?startCell", "AS ?s")
                     .replace("AS ?endCell", "AS ?e"), "b")
     leaves = {id(w._leaf) for q in engine.queries for w in q.physical.windows}
     assert len(leaves) == 1
@@ -67,11 +68,11 @@ def test_sharing_does_not_change_results(sample_20d) -> None:
                 "q1_small": Q1.replace("?dy <= 300)", "?dy <= 170)"), "q2": Q2}
     together = Engine(compiled=False)
     for name, text in variants.items():
-        together.register(text, name)
+        register(together, text, name)
     shared = _rows(together, list(variants), sample_20d, 1500)
     for name, text in variants.items():
         alone = Engine(compiled=False)
-        alone.register(text, name)
+        register(alone, text, name)
         assert _rows(alone, [name], sample_20d, 1500)[name] == shared[name], name
     # the three Q1 variants share the match; the filter variant branches off late
     assert len(together.pipelines._roots) == 3  # Q1 pattern, Q2 profit, Q2 empty taxis
@@ -79,12 +80,12 @@ def test_sharing_does_not_change_results(sample_20d) -> None:
 
 def test_identical_queries_share_the_whole_plan(sample_20d) -> None:
     engine = Engine()
-    a = engine.register(Q1, "a")
-    b = engine.register(Q1, "b")
-    c = engine.register(Q1.replace("${window=30m}", "5m"), "c")
+    a = register(engine, Q1, "a")
+    b = register(engine, Q1, "b")
+    c = register(engine, Q1.replace("${window=30m}", "5m"), "c")
     assert b.physical is a.physical and b in a.twins and c.physical is not a.physical
     rows = _rows(engine, ["a", "b", "c"], sample_20d, 1500)
     alone = Engine()
-    alone.register(Q1, "a")
+    register(alone, Q1, "a")
     assert rows["a"] == rows["b"] == _rows(alone, ["a"], sample_20d, 1500)["a"]
     assert rows["c"] != rows["a"]

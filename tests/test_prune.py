@@ -18,6 +18,7 @@ from taxi_rsp.algebra.translate import translate_query
 from taxi_rsp.engine.config import EngineConfig
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.lang.parser import parse_query
+from taxi_rsp.planner import register
 from tests.engine_helpers import EX, play
 from tests.test_compiled_differential import EVENT, JOIN_QUERIES, PREFIX
 
@@ -104,8 +105,8 @@ def test_pruning_is_an_engine_option_and_explain_shows_the_narrow_windows() -> N
     text = PREFIX + """SELECT ?e WHERE { STREAM <%sstream> [RANGE 2m] { ?e ex:k ?k ; ex:seq ?s ; ex:v ?v }
                          FILTER NOT EXISTS { STREAM <%sstream> [RANGE 5m] { ?f ex:k ?k ; ex:seq ?s2 ; ex:v ?v2 }
                                              FILTER(?s2 > ?s) } }""".replace("%s", EX)
-    pruned = Engine().register(text, "q").explain().split("physical operators:")[1]
-    whole = Engine(config=EngineConfig(prune_columns=False)).register(text, "q").explain().split("physical operators:")[1]
+    pruned = register(Engine(), text, "q").explain().split("physical operators:")[1]
+    whole = register(Engine(config=EngineConfig(prune_columns=False)), text, "q").explain().split("physical operators:")[1]
     assert "-> ?k, ?s2\n" in pruned and "?v2" not in pruned
     assert "?v2" in whole
 
@@ -146,7 +147,7 @@ def _outputs(query: str, events, prune_columns: bool) -> list:
 
 
 def _reports(engine: Engine, query: str, events) -> list:
-    engine.register(query, "q")
+    register(engine, query, "q")
     return play(engine, events)
 
 
@@ -184,7 +185,7 @@ def test_rewritten_plans_report_exactly_what_the_translated_ones_do(template: st
     query = PREFIX + template.replace("%s", EX)
     rewritten = _reports(Engine(), query, events)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("taxi_rsp.engine.engine.optimize", lambda root: root)
+        patch.setattr("taxi_rsp.planner.compile.optimize", lambda root: root)
         as_translated = _reports(Engine(config=EngineConfig(prune_columns=False)), query, events)
     assert rewritten == as_translated
 
@@ -201,7 +202,7 @@ def test_equal_rows_a_join_holds_once_leave_the_top_k_by_value(compiled: bool) -
          BIND(?v * 2 AS ?x) BIND(?w + 1 AS ?unread) } ORDER BY DESC(?x) ASC(?k) LIMIT 3""".replace("%s", EX)
     events = [(0, "b", 1, 1), (0, "b", 1, 1), (2, "a", None, None)]
     engine = Engine(config=EngineConfig(prune_columns=True, compiled=compiled))
-    engine.register(query, "q")
+    register(engine, query, "q")
     outputs = play(engine, events)
     assert [len(rows) for _, _, rows, _ in outputs] == [1, 3, 0]  # 4 joined rows (top 3), then none
     assert outputs == _outputs(query, events, prune_columns=False)

@@ -14,6 +14,7 @@ import pytest
 
 from taxi_rsp.engine import reclaim
 from taxi_rsp.engine.engine import Engine
+from taxi_rsp.planner import register
 
 from engine_helpers import Stream
 
@@ -44,7 +45,7 @@ def _held_in(obj: object) -> set[int]:
 @pytest.mark.parametrize("query", [GROUPED, UNGROUPED, CORRELATED], ids=["grouped", "ungrouped", "correlated"])
 def test_expired_rows_are_held_while_outputs_are_delivered_then_freed(query: str, compiled: bool) -> None:
     engine = Engine(compiled=compiled)
-    engine.register("PREFIX ex: <http://example.org/> " + query, "q")
+    register(engine, "PREFIX ex: <http://example.org/> " + query, "q")
     held_at_delivery: list[set[int]] = []
     engine.queries[0].listeners.append(lambda output: held_at_delivery.append(_held_in(reclaim.retired)))
     stream = Stream(engine)
@@ -65,7 +66,7 @@ def test_expired_rows_are_held_while_outputs_are_delivered_then_freed(query: str
 
 def test_what_an_event_retired_is_released_after_it() -> None:
     engine = Engine()
-    engine.register("PREFIX ex: <http://example.org/> " + UNGROUPED, "q")
+    register(engine, "PREFIX ex: <http://example.org/> " + UNGROUPED, "q")
     stream = Stream(engine)
     marker = object()
     references = sys.getrefcount(marker)
@@ -82,7 +83,7 @@ def test_what_an_event_retired_is_released_after_it() -> None:
 ], ids=["anti-join entries", "top-k entries"])
 def test_compiled_operators_retire_the_entries_they_drop(query: str, operator: str, state) -> None:
     engine = Engine()
-    engine.register("PREFIX ex: <http://example.org/> " + query, "q")
+    register(engine, "PREFIX ex: <http://example.org/> " + query, "q")
     op = next(o for o in engine.queries[0].physical.operators if isinstance(o, _class(operator)))
     retired_at_delivery: list[list] = []
     engine.queries[0].listeners.append(lambda output: retired_at_delivery.append(list(reclaim.retired)))
@@ -104,7 +105,7 @@ def test_an_event_is_freed_after_the_next_events_outputs_not_during_them(compile
     # the windows' pipelines hold the last event's view until the next event arrives;
     # the engine keeps it one event longer, so its freeing is in no output's delay
     engine = Engine(compiled=compiled)
-    engine.register("PREFIX ex: <http://example.org/> " + GROUPED, "q")
+    register(engine, "PREFIX ex: <http://example.org/> " + GROUPED, "q")
     stream = Stream(engine)
     engine.queries[0].listeners.clear()  # Stream's own listener keeps every output, and its trigger's event
     first = stream.event(0, ("ex:a", "ex:group", "ex:g"), ("ex:a", "ex:v", 1))
@@ -124,7 +125,7 @@ def test_an_event_is_freed_after_the_next_events_outputs_not_during_them(compile
 ], ids=["aggregate flush", "group flush"])
 def test_a_groups_retracted_row_is_freed_after_the_outputs(query: str, operator: str) -> None:
     engine = Engine()
-    engine.register("PREFIX ex: <http://example.org/> " + query, "q")
+    register(engine, "PREFIX ex: <http://example.org/> " + query, "q")
     op = next(o for o in [*engine.queries[0].physical.operators, *engine.queries[0].physical.windows]
               if type(o).__name__ == operator)
     stream = Stream(engine)

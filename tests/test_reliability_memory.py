@@ -31,6 +31,7 @@ from taxi_rsp.engine.compiled.join import CompiledJoin
 from taxi_rsp.engine.compiled.topk import CompiledTopK
 from taxi_rsp.engine.ops.tma import TmaTopKOp
 from taxi_rsp.runner import resolve_query
+from taxi_rsp.planner import register
 from tests.test_bounded_state import steady_stream
 
 
@@ -151,7 +152,7 @@ def test_lazy_structures_stay_proportional_to_the_window(tmp_path: Path, compile
     steady_stream(path, hours=4, per_minute=6)  # windows are 15 and 30 minutes: full after 30
     engine = Engine(compiled=compiled)
     for name in ("q1", "q2"):
-        engine.register(resolve_query(name).text, name)
+        register(engine, resolve_query(name).text, name)
     samples = []
     for i, event in enumerate(Feeder(path, engine.dictionary), 1):
         engine.process(event)

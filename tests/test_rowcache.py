@@ -9,6 +9,7 @@ import pytest
 
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.engine.rowcache import ByIdentity
+from taxi_rsp.planner import register
 
 from engine_helpers import Stream
 
@@ -39,7 +40,7 @@ def test_top_k_rows_held_several_times_are_reported_like_the_reference() -> None
     streams = []
     for compiled in (True, False):
         engine = Engine(compiled=compiled)
-        engine.register(DUPLICATES, "q")
+        register(engine, DUPLICATES, "q")
         streams.append(Stream(engine))
     groups = ["ex:g1", "ex:g1", "ex:g2", "ex:g0", "ex:g1", "ex:g3", "ex:g0", "ex:g2", "ex:g2", "ex:g4"]
     for minute, group in enumerate(groups):
@@ -53,7 +54,7 @@ def test_top_k_rows_held_several_times_are_reported_like_the_reference() -> None
 def test_a_row_arriving_with_a_multiplicity_above_one_is_reported_that_often() -> None:
     from taxi_rsp.engine.compiled.topk import CompiledTopK
     engine = Engine()
-    engine.register(DUPLICATES, "q")
+    register(engine, DUPLICATES, "q")
     Stream(engine).send(0, ("ex:s", "ex:group", "ex:g1"))
     top_k = next(op for op in engine.queries[0].physical.operators if isinstance(op, CompiledTopK))
     row = next(iter(top_k._held.values()))[3]  # the very row object it holds

@@ -16,6 +16,7 @@ from taxi_rsp.rdf.events import GraphEvent
 from taxi_rsp.rdf.terms import IRI, DateTime, Literal
 from taxi_rsp.scaleout.job import longest_window_ms
 from taxi_rsp.session import QuerySource, Session
+from taxi_rsp.planner import register
 from tests.engine_helpers import EX, Stream
 
 PREFIX = "PREFIX ex: <http://example.org/>\n"
@@ -24,7 +25,7 @@ BASE = DateTime.parse("2013-01-01T00:00:00")  # a multiple of every slide used h
 
 def _run(query: str, events: list[tuple[float, int]]) -> Stream:
     engine = Engine()
-    engine.register(PREFIX + query, "q")
+    register(engine, PREFIX + query, "q")
     stream = Stream(engine)
     for minute, value in events:
         stream.send(minute, (f"ex:e{value}", "ex:v", value))
@@ -76,7 +77,7 @@ def test_slide_longer_than_range_samples_the_stream() -> None:
 
 def test_explain_and_aggregate_with_slide() -> None:
     engine = Engine()
-    query = engine.register(PREFIX + "SELECT (SUM(?o) AS ?s) WHERE { STREAM ex:stream [RANGE 1h SLIDE 15m] "
+    query = register(engine, PREFIX + "SELECT (SUM(?o) AS ?s) WHERE { STREAM ex:stream [RANGE 1h SLIDE 15m] "
                                      "{ ?e ex:v ?o } }", "q")
     assert "RANGE 3600000ms SLIDE 900000ms" in query.explain() and "WindowScan[RANGE SLIDE]" in query.explain()
 
@@ -96,7 +97,7 @@ def _brute(events: list[tuple[int, int]], tau: int, range_ms: int, slide_ms: int
 def test_slide_window_equals_brute_force_at_every_boundary(gaps, range_units, slide_units) -> None:
     range_ms, slide_ms = range_units * 1000, slide_units * 1000
     engine = Engine()
-    query = engine.register(PREFIX + f"SELECT ?o WHERE {{ STREAM ex:stream [RANGE {range_ms}ms SLIDE {slide_ms}ms] "
+    query = register(engine, PREFIX + f"SELECT ?o WHERE {{ STREAM ex:stream [RANGE {range_ms}ms SLIDE {slide_ms}ms] "
                                      "{ ?e ex:v ?o } }", "q")
     outputs = []
     query.listeners.append(outputs.append)

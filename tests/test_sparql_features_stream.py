@@ -7,6 +7,7 @@ import pytest
 
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.rdf.terms import IRI, DateTime
+from taxi_rsp.planner import register
 from tests.engine_helpers import Stream
 
 PREFIX = "PREFIX ex: <http://example.org/>\n"
@@ -15,7 +16,7 @@ A, B, C = (IRI(f"http://example.org/{x}") for x in "abc")
 
 def _stream(query: str) -> Stream:
     engine = Engine()
-    engine.register(PREFIX + query, "q")
+    register(engine, PREFIX + query, "q")
     return Stream(engine)
 
 
@@ -84,15 +85,15 @@ def test_now_inside_a_sub_select_next_to_a_query_without_it() -> None:
     """Only queries that call NOW() set the instant's time (a per-event cost): a
     sub-select's NOW() counts, and a query without it next to one with it changes nothing."""
     engine = Engine()
-    plain = engine.register(PREFIX + "SELECT ?e WHERE { STREAM ex:stream [NOW] { ?e ex:v ?o } }", "plain")
-    clocked = engine.register(PREFIX + "SELECT ?e ?t WHERE { { SELECT ?e (NOW() AS ?t) WHERE { "
+    plain = register(engine, PREFIX + "SELECT ?e WHERE { STREAM ex:stream [NOW] { ?e ex:v ?o } }", "plain")
+    clocked = register(engine, PREFIX + "SELECT ?e ?t WHERE { { SELECT ?e (NOW() AS ?t) WHERE { "
                               "STREAM ex:stream [NOW] { ?e ex:v ?o } } } }", "clocked")
     assert (plain.reads_clock, clocked.reads_clock) == (False, True)
     stream = Stream(engine)
     stream.send(0, ("ex:a", "ex:v", 1))
     stream.send(7.5, ("ex:b", "ex:v", 2))
     base = DateTime.parse("2013-01-01T00:00:00")
-    inserted = [(e, t - base) for o in stream.outputs if o.query is clocked and not o.trigger.is_expiry
+    inserted = [(e, t - base) for o in stream.outputs if o.name == clocked.name and not o.trigger.is_expiry
                 for e, t in o.values()]
     assert inserted == [(A, 0), (B, 450_000)]
 
@@ -115,7 +116,7 @@ def test_a_volatile_value_is_retracted_as_it_was_drawn(query: str, compiled: boo
     group's update) must take back the value it was inserted with, not a new draw (an
     error before: 'x is not in the aggregate', or a retraction of a row never held)."""
     engine = Engine(compiled=compiled)
-    engine.register(PREFIX + query, "q")
+    register(engine, PREFIX + query, "q")
     stream = Stream(engine)
     for i, k in enumerate("abcabcabca"):
         stream.send(i * 0.7, (f"ex:e{i}", "ex:k", k))
@@ -139,7 +140,7 @@ def test_now_over_a_group_s_rows_is_the_instant_they_changed() -> None:
     answers = []
     for compiled in (True, False):
         engine = Engine(compiled=compiled)
-        engine.register(query, "q")
+        register(engine, query, "q")
         stream = Stream(engine)
         for i, k in enumerate("abab"):
             stream.send(i * 1.5, (f"ex:e{i}", "ex:k", k))
@@ -162,11 +163,11 @@ def test_two_queries_with_the_same_random_bind_draw_their_own_values() -> None:
     step is not shared: each query (and each STREAM block) draws its own RAND()."""
     engine = Engine()
     text = PREFIX + "SELECT ?e ?r WHERE { STREAM ex:stream [RANGE 1m] { ?e ex:v ?o } BIND(RAND() AS ?r) }"
-    first, second = engine.register(text, "first"), engine.register(text + " ", "second")
+    first, second = register(engine, text, "first"), register(engine, text + " ", "second")
     stream = Stream(engine)
     for i in range(5):
         stream.send(i * 2, (f"ex:e{i}", "ex:v", i))
-    drawn = {query.name: [r for o in stream.outputs if o.query is query for _, r in o.values()]
+    drawn = {query.name: [r for o in stream.outputs if o.name == query.name for _, r in o.values()]
              for query in (first, second)}
     assert len(drawn["first"]) == len(drawn["second"]) == 5
     assert all(a != b for a, b in zip(drawn["first"], drawn["second"]))

@@ -16,6 +16,7 @@ from taxi_rsp.planner.monotone import monotonicity
 from taxi_rsp.engine.ops.topk import TopKOp
 from taxi_rsp.lang import ast
 from taxi_rsp.rdf.dictionary import Dictionary
+from taxi_rsp.planner import register
 
 SCHEMA = ("id", "profit", "empty", "score")
 
@@ -70,7 +71,7 @@ def test_planner_uses_tma_for_q2_and_results_agree(sample_20d: Path, tmp_path: P
     snapshots = {}
     for mode in ("tma", "sorted"):
         engine = Engine(top_k=mode)
-        query = engine.register(text, "q2")
+        query = register(engine, text, "q2")
         assert ("TmaTopK" in query.explain()) == (mode == "tma")
         seen = []
         query.listeners.append(lambda out, seen=seen: seen.append((out.trigger.time, out.rows)))

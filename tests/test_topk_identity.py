@@ -11,6 +11,7 @@ import pytest
 from taxi_rsp.engine.compiled.topk import CompiledTopK
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.feeder.reader import Feeder
+from taxi_rsp.planner import register
 
 from engine_helpers import Stream
 
@@ -28,7 +29,7 @@ def _top_k(engine: Engine) -> CompiledTopK:
 def _holding_one_row() -> tuple[CompiledTopK, tuple]:
     """A compiled top-k (its key compiled) holding one group's row, and that row object."""
     engine = Engine()
-    engine.register(GROUPS, "q")
+    register(engine, GROUPS, "q")
     Stream(engine).send(0, ("ex:s", "ex:group", "ex:g1"))
     top_k = _top_k(engine)
     return top_k, next(iter(top_k._held.values()))[3]
@@ -39,7 +40,7 @@ def test_the_debs_queries_top_k_stays_keyed_by_identity(query: str) -> None:
     """Q1's groups and Q2's join of two groups retract the very rows they emitted, also
     after a group's row was rebuilt equal at an instant (the group keeps the emitted one)."""
     engine = Engine()
-    engine.register((ROOT / "queries" / f"{query}.cqels").read_text(), query)
+    register(engine, (ROOT / "queries" / f"{query}.cqels").read_text(), query)
     for event in Feeder(SAMPLE, engine.dictionary):
         engine.process(event)
     top_k = _top_k(engine)

@@ -8,6 +8,7 @@ import pytest
 
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.engine.ops.window import WindowScan
+from taxi_rsp.planner import register
 
 from engine_helpers import Stream
 
@@ -20,7 +21,7 @@ TWINS = """SELECT ?s ?v WHERE { STREAM ex:stream [RANGE 2m] { ?s ex:v ?v }
 
 def _run(query: str, compiled: bool) -> tuple[list, list[int], list[WindowScan]]:
     engine = Engine(compiled=compiled)
-    engine.register("PREFIX ex: <http://example.org/> " + query, "q")
+    register(engine, "PREFIX ex: <http://example.org/> " + query, "q")
     scans = [op for op in engine.queries[0].physical.operators if isinstance(op, WindowScan)]
     stream = Stream(engine)
     held = []
@@ -57,7 +58,7 @@ def test_lone_and_several_rows_per_event_leave_the_window_as_they_came(query: st
 
 def test_a_lone_row_is_kept_without_a_list() -> None:
     engine = Engine()
-    engine.register("PREFIX ex: <http://example.org/> " + ONE_CONSUMER, "q")
+    register(engine, "PREFIX ex: <http://example.org/> " + ONE_CONSUMER, "q")
     scan = next(op for op in engine.queries[0].physical.operators if isinstance(op, WindowScan))
     stream = Stream(engine)
     stream.send(0, ("ex:a", "ex:v", 1))
@@ -71,7 +72,7 @@ def test_an_event_is_one_flat_entry_for_one_consumer_and_for_twins() -> None:
     the outputs' rows per event, on top of the entry (held for the whole window)."""
     for query, outputs in ((ONE_CONSUMER, 1), (TWINS, 2)):
         engine = Engine()
-        engine.register("PREFIX ex: <http://example.org/> " + query, "q")
+        register(engine, "PREFIX ex: <http://example.org/> " + query, "q")
         scan = next(op for op in engine.queries[0].physical.operators if isinstance(op, WindowScan))
         Stream(engine).send(0, ("ex:a", "ex:v", 1))
         (entry,) = scan._entries
@@ -89,7 +90,7 @@ def test_a_compiled_aggregate_entry_holds_its_group_not_the_event_s_row_or_key()
     entries from these values alone, with the reference's answers."""
     def run(compiled: bool) -> tuple[list, Engine]:
         engine = Engine(compiled=compiled)
-        engine.register("PREFIX ex: <http://example.org/> " + GROUPED, "q")
+        register(engine, "PREFIX ex: <http://example.org/> " + GROUPED, "q")
         stream = Stream(engine)
         stream.send(0, ("ex:a", "ex:k", "ex:x"), ("ex:a", "ex:v", 4))
         stream.send(0.5, ("ex:b", "ex:k", "ex:x"), ("ex:b", "ex:v", 7))

@@ -2,7 +2,7 @@
 
 Each mf:QueryEvaluationTest loads its qt:data into the default graph and each
 qt:graphData into a named graph (named by the file's IRI), evaluates the query once
-over that static data (:func:`taxi_rsp.engine.oneshot.evaluate_once`) and compares the
+over that static data (:func:`taxi_rsp.planner.oneshot.evaluate_once`) and compares the
 result with mf:result:
 
 * SELECT results (.srx/.srj) as multisets of solutions, blank nodes up to a
@@ -33,7 +33,7 @@ import pyoxigraph as ox
 
 from taxi_rsp.algebra.translate import translate_query
 from taxi_rsp.engine.engine import Engine
-from taxi_rsp.engine.oneshot import evaluate_once
+from taxi_rsp.planner.oneshot import evaluate_once
 from taxi_rsp.errors import UserError
 from taxi_rsp.lang.parser import parse_query
 from taxi_rsp.rdf.dictionary import Dictionary

@@ -53,8 +53,9 @@ def find_java_home() -> Path:
 
 
 def spark_session(master: str = DEFAULT_MASTER, app_name: str = "taxi-rsp-baseline",
-                  shuffle_partitions: int | None = None) -> SparkSession:
-    """Return a (possibly already running) SparkSession configured for the baseline."""
+                  shuffle_partitions: int | None = None, driver_memory: str = "2g") -> SparkSession:
+    """Return a (possibly already running) SparkSession configured for the baseline;
+    ``driver_memory``: of a local master (``TAXI_RSP_SPARK_MEMORY`` at the command line)."""
     os.environ["JAVA_HOME"] = str(find_java_home())
     # Workers must run the interpreter that has this project's dependencies.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -79,7 +80,7 @@ def spark_session(master: str = DEFAULT_MASTER, app_name: str = "taxi-rsp-baseli
     )
     if master.startswith("local"):
         # A local run keeps its driver on the loopback interface only.
-        builder = builder.config("spark.driver.memory", os.environ.get("TAXI_RSP_SPARK_MEMORY", "2g"))
+        builder = builder.config("spark.driver.memory", driver_memory)
     try:
         start_quiet_jvm(builder)
         session = builder.getOrCreate()

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from taxi_rsp.environment import ExecutionConfig
 from taxi_rsp.outputs.stale import earlier_run, stale_outputs
 from taxi_rsp.errors import UserError
 
@@ -64,7 +65,7 @@ def main(args: argparse.Namespace) -> int:
     from taxi_rsp.baseline.session import spark_session
 
     settings = BaselineSettings(queries, q1_window, q2_windows, args.chunks)
-    summary = run_baseline(args.input, args.out, settings, spark_session(args.master), report=print,
+    summary = run_baseline(args.input, args.out, settings, spark_session(args.master, driver_memory=ExecutionConfig.from_environment().spark_memory), report=print,
                            force=args.force)
     for name in queries:
         delays = summary["recompute_ms"][name]

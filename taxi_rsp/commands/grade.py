@@ -9,6 +9,7 @@ import argparse
 import re
 from pathlib import Path
 
+from taxi_rsp.environment import ExecutionConfig
 from taxi_rsp.errors import UserError
 
 
@@ -67,7 +68,8 @@ def _grade(args: argparse.Namespace) -> int:
             verdicts = ", ".join(f"{q} {'agrees' if check[q]['agree'] else 'DISAGREES'}"
                                  for q in reference.lines)
             print(f"reference cross-check with the Spark baseline: {verdicts}")
-    config = GradeConfig(VmConfig(cpus=args.cpus, memory_mb=args.memory, accel=args.accel),
+    config = GradeConfig(VmConfig(cpus=args.cpus, memory_mb=args.memory, accel=args.accel,
+                                     auto_accel=ExecutionConfig.from_environment().vm_accel),
                          time_limit_s=args.timeout)
     grades = []
     for index, source in enumerate(args.submissions, start=1):

@@ -4,7 +4,7 @@
     $ taxi-rsp query q.rq --static data.ttl --format nt  # CONSTRUCT as N-Triples
 
 The same engine, parser and plans as ``taxi-rsp run``; a query over static data has no
-evaluation instants, so its one result is printed (see taxi_rsp.engine.oneshot).
+evaluation instants, so its one result is printed (see taxi_rsp.planner.oneshot).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def main(args: argparse.Namespace) -> int:
     from taxi_rsp.listener.sparql_json import binding_json
     from taxi_rsp.engine.engine import Engine
-    from taxi_rsp.engine.oneshot import evaluate_once
+    from taxi_rsp.planner.oneshot import evaluate_once
     from taxi_rsp.rdf.terms import IRI
 
     try:

@@ -6,6 +6,7 @@ import argparse
 import shlex
 from pathlib import Path
 
+from taxi_rsp.environment import ExecutionConfig
 from taxi_rsp.errors import UserError
 
 
@@ -79,7 +80,7 @@ def main(args: argparse.Namespace) -> int:
         lines = sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
     bytes_per_line = size / max(1, lines)
     def spark():  # started on first use: with --reuse and complete folders, never
-        return spark_session(args.master)
+        return spark_session(args.master, driver_memory=ExecutionConfig.from_environment().spark_memory)
     if not engine_available():
         print("note: `taxi-rsp run` is not available: the report shows the baseline side only")
     runs = args.out / "runs"

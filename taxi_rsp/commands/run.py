@@ -7,6 +7,7 @@ import itertools
 import sys
 from pathlib import Path
 
+from taxi_rsp.environment import ExecutionConfig
 from taxi_rsp.engine.config import JOIN_ROUTING, EngineConfig
 from taxi_rsp.errors import UserError
 from taxi_rsp.runner import DEFAULT_QUERIES, RunConfig, run
@@ -131,7 +132,8 @@ def main(args: argparse.Namespace) -> int:
     if args.spark:
         from taxi_rsp.scaleout import run_spark  # imported here: Spark is slow to load
 
-        summary = run_spark(config, master=args.master or "local[*]", partitions=args.partitions, report=print)
+        summary = run_spark(config, master=args.master or "local[*]", partitions=args.partitions, report=print,
+                            driver_memory=ExecutionConfig.from_environment().spark_memory)
     elif args.master is not None or args.partitions is not None:
         raise UserError("--master and --partitions need --spark")
     else:

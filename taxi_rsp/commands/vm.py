@@ -10,6 +10,7 @@ import argparse
 import json
 from pathlib import Path
 
+from taxi_rsp.environment import ExecutionConfig
 from taxi_rsp.errors import UserError
 
 
@@ -61,6 +62,7 @@ def _boot(args: argparse.Namespace) -> int:
 
     if args.cpus < 1 or args.memory < 256:
         raise UserError("--cpus must be >= 1 and --memory >= 256 (MiB)")
-    config = VmConfig(cpus=args.cpus, memory_mb=args.memory, accel=args.accel)
+    config = VmConfig(cpus=args.cpus, memory_mb=args.memory, accel=args.accel,
+                      auto_accel=ExecutionConfig.from_environment().vm_accel)
     print(json.dumps(smoke_boot(ImageFiles(args.image), config), indent=2))
     return 0

@@ -7,9 +7,14 @@ event enters, and the query is evaluated once for the event. End of input is not
 time advance. Queries see every event of their streams, so an event that matches
 nothing is still an evaluation instant.
 
+The engine runs plans; the planner makes them from query text
+(:func:`taxi_rsp.planner.compile_query`, or :func:`taxi_rsp.planner.register` for both
+steps):
+
+>>> from taxi_rsp.planner import compile_query
 >>> engine = Engine()
->>> q = engine.register('SELECT ?o WHERE { STREAM <http://s> [RANGE 1m] { ?x <http://p> ?o } }', "demo")
->>> q.columns
+>>> plan = compile_query(engine, 'SELECT ?o WHERE { STREAM <http://s> [RANGE 1m] { ?x <http://p> ?o } }', "demo")
+>>> engine.register(plan).columns
 ('o',)
 """
 
@@ -20,20 +25,15 @@ from pathlib import Path
 
 import cython
 
-from taxi_rsp.algebra.optimize import optimize
-from taxi_rsp.algebra.prune import prune
-from taxi_rsp.algebra.translate import translate_query
-from taxi_rsp.planner.builder import PlanBuilder
 from taxi_rsp.engine.config import EngineConfig
 from taxi_rsp.engine.ops.match import EventView
+from taxi_rsp.engine.physical import PhysicalPlan, QueryPlan
 from taxi_rsp.engine.pipeline import PipelineRegistry
 from taxi_rsp.engine.policies import EventTimeTick, TickPolicy
 from taxi_rsp.engine.query import Listener, RegisteredQuery
 from taxi_rsp.engine.reclaim import retired as _retired_list
 from taxi_rsp.engine.static import StaticStore
 from taxi_rsp.errors import UserError
-from taxi_rsp.lang.ast import draws
-from taxi_rsp.lang.parser import parse_query
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.events import GraphEvent
 
@@ -74,37 +74,24 @@ class Engine:
     def load_static(self, path: Path) -> int:
         return self.static.load(path)
 
-    def register(
-        self,
-        text: str,
-        name: str,
-        params: dict[str, str] | None = None,
-        listener: Listener | None = None,
-        source: str = "<query>",
-    ) -> RegisteredQuery:
-        """Parse, translate, optimise and build a query; raises QuerySyntaxError /
-        UnsupportedQueryError (both UserError) on bad queries."""
+    def shared_plan(self, plan_key: tuple | None) -> PhysicalPlan | None:
+        """The physical plan of the registered query whose plan is ``plan_key``, if any
+        (the planner gives a query with the same plan that one instead of a new one)."""
+        leader = self._by_plan.get(plan_key) if plan_key is not None else None
+        return None if leader is None else leader.physical
+
+    def register(self, plan: QueryPlan, listener: Listener | None = None) -> RegisteredQuery:
+        """Start running ``plan`` (made by :func:`taxi_rsp.planner.compile_query` for this
+        engine) from the next event on."""
         if self.events:
             raise UserError("queries must be registered before the first event")
-        ast = parse_query(text, params, source)
-        logical = translate_query(ast)
-        logical.root = optimize(logical.root)
-        if self.config.prune_columns:
-            logical.root = prune(logical.root)
-        key = (repr(logical.root), logical.form, logical.projection, repr(ast.template))
-        shareable = self.share_pipelines and not draws(ast)  # RAND(): each query its own draws
-        leader = self._by_plan.get(key) if shareable else None
-        if leader is not None:
-            query = RegisteredQuery(name, ast, logical, leader.physical, self.dictionary, leader=leader,
-                                    source=source)
+        leader = self._by_plan.get(plan.plan_key) if plan.plan_key is not None else None
+        if leader is not None and leader.physical is plan.physical:
+            query = RegisteredQuery(plan, self.dictionary, leader=leader)
         else:
-            physical = PlanBuilder(self.dictionary, self.static, self.top_k,
-                                   self.pipelines if self.share_pipelines else None,
-                                   compiled=self.compiled,
-                                   join_routing=self.config.join_routing).build_query(logical)
-            query = RegisteredQuery(name, ast, logical, physical, self.dictionary, source=source)
-            if shareable:
-                self._by_plan.setdefault(key, query)
+            query = RegisteredQuery(plan, self.dictionary)
+            if plan.plan_key is not None:
+                self._by_plan.setdefault(plan.plan_key, query)
             self._leaders.append(query)
             self._ticks.append(self.tick_policy.bind(query))
         if listener is not None:

@@ -3,7 +3,8 @@ result is ordered, its windows and result columns. Run code, listeners and the P
 API read this, never the logical or physical plan.
 
 >>> from taxi_rsp.engine.engine import Engine
->>> q = Engine().register('SELECT ?o WHERE { STREAM <http://s> [RANGE 1m] { ?x <http://p> ?o } }', "demo")
+>>> from taxi_rsp.planner import register
+>>> q = register(Engine(), 'SELECT ?o WHERE { STREAM <http://s> [RANGE 1m] { ?x <http://p> ?o } }', "demo")
 >>> info = q.info
 >>> info.form, info.ordered, info.columns, info.windows[0].kind, info.windows[0].range_ms
 ('SELECT', False, ('o',), 'RANGE', 60000)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import Any, Protocol
 
 import cython
 
@@ -28,19 +28,38 @@ from taxi_rsp.engine.expr import set_event_time
 from taxi_rsp.engine.ops.match import EventView
 from taxi_rsp.engine.report import QueryOutput, Trigger
 from taxi_rsp.engine.rowcache import ByIdentity
+from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.events import GraphEvent
 
-if TYPE_CHECKING:
-    from taxi_rsp.engine.query import RegisteredQuery
+
+class PolicyQuery(Protocol):
+    """What the policies read of a registered query
+    (:class:`~taxi_rsp.engine.query.RegisteredQuery` is one)."""
+
+    name: str
+    columns: tuple[str, ...]
+    dictionary: Dictionary
+    physical: Any  # PhysicalPlan: its ordered root and projection
+    reads_clock: bool
+
+    def next_expiry(self) -> int | None: ...
+
+    def expire(self, until: int) -> None: ...
+
+    def insert(self, event: GraphEvent, view: EventView) -> None: ...
+
+    def evaluate(self, trigger: Trigger) -> QueryOutput | None: ...
+
+    def construct(self, rows: list[tuple]) -> list[tuple]: ...
 
 
 class TickPolicy(Protocol):
     name: str
 
-    def tick(self, query: RegisteredQuery, event: GraphEvent, view: EventView) -> None:
+    def tick(self, query: PolicyQuery, event: GraphEvent, view: EventView) -> None:
         """Advance ``query`` to the time of ``event`` and apply it."""
 
-    def bind(self, query: RegisteredQuery) -> Callable[[GraphEvent, EventView], None]:
+    def bind(self, query: PolicyQuery) -> Callable[[GraphEvent, EventView], None]:
         """``tick`` of ``query`` as a function of the event alone (what the engine calls)."""
 
 
@@ -53,10 +72,10 @@ class EventTimeTick:
 
     name = "event time (expiries before an event evaluated first, those at its time merged into it)"
 
-    def tick(self, query: RegisteredQuery, event: GraphEvent, view: EventView) -> None:
+    def tick(self, query: PolicyQuery, event: GraphEvent, view: EventView) -> None:
         self.bind(query)(event, view)
 
-    def bind(self, query: RegisteredQuery) -> Callable[[GraphEvent, EventView], None]:
+    def bind(self, query: PolicyQuery) -> Callable[[GraphEvent, EventView], None]:
         """``tick`` for one query as a closure, which the engine calls per event: the
         query's steps (closures themselves, see :meth:`RegisteredQuery._bind_steps`) are
         looked up here once, not per event."""
@@ -84,7 +103,7 @@ class EventTimeTick:
 class ReportPolicy(Protocol):
     name: str
 
-    def report(self, query: RegisteredQuery, trigger: Trigger) -> QueryOutput | None:
+    def report(self, query: PolicyQuery, trigger: Trigger) -> QueryOutput | None:
         """The output of the instant that just closed, or None when nothing is reported."""
 
 
@@ -108,7 +127,7 @@ class OnContentChange:
         # rows identical without comparing their values
         self._projected = None
 
-    def report(self, query: RegisteredQuery, trigger: Trigger) -> QueryOutput | None:
+    def report(self, query: PolicyQuery, trigger: Trigger) -> QueryOutput | None:
         root = self._root
         if root is None:
             root = self._root = query.physical.ordered_root
@@ -121,7 +140,7 @@ class OnContentChange:
         if snapshot == self.last:
             return None
         self.last = snapshot
-        return QueryOutput(query, trigger, query.columns, rows=snapshot)
+        return QueryOutput(query.name, query.dictionary, trigger, query.columns, rows=snapshot)
 
 
 class IstreamDstream:
@@ -138,7 +157,7 @@ class IstreamDstream:
         for row, mult in deltas:
             pending[row] += mult
 
-    def changes(self, query: RegisteredQuery) -> tuple[list[tuple], list[tuple]]:
+    def changes(self, query: PolicyQuery) -> tuple[list[tuple], list[tuple]]:
         project = project_step(query.physical.projection)
         inserted: list[tuple] = []
         deleted: list[tuple] = []
@@ -151,13 +170,13 @@ class IstreamDstream:
         self.pending.clear()
         return inserted, deleted
 
-    def report(self, query: RegisteredQuery, trigger: Trigger) -> QueryOutput | None:
+    def report(self, query: PolicyQuery, trigger: Trigger) -> QueryOutput | None:
         if not self.pending:
             return None
         inserted, deleted = self.changes(query)
         if not inserted and not deleted:
             return None
-        return QueryOutput(query, trigger, query.columns, rows=inserted, deleted=deleted)
+        return QueryOutput(query.name, query.dictionary, trigger, query.columns, rows=inserted, deleted=deleted)
 
 
 class ConstructStream(IstreamDstream):
@@ -166,7 +185,7 @@ class ConstructStream(IstreamDstream):
 
     name = "CONSTRUCT stream (the triples of the rows inserted during the instant)"
 
-    def report(self, query: RegisteredQuery, trigger: Trigger) -> QueryOutput | None:
+    def report(self, query: PolicyQuery, trigger: Trigger) -> QueryOutput | None:
         output = super().report(query, trigger)
         if output is None:
             return None

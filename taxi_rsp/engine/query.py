@@ -12,13 +12,13 @@ from __future__ import annotations
 import itertools
 
 from taxi_rsp.algebra.plan import LogicalPlan
-from taxi_rsp.planner.builder import PhysicalPlan
+from taxi_rsp.engine.physical import QueryPlan
 from taxi_rsp.engine.info import QueryInfo, WindowInfo
 from taxi_rsp.engine.ops.base import Operator
 from taxi_rsp.engine.ops.match import EventView
 from taxi_rsp.engine.policies import EventTimeTick, IstreamDstream, ReportPolicy
 from taxi_rsp.engine.report import Listener, QueryOutput, Trigger  # noqa: F401 - re-exported
-from taxi_rsp.lang.ast import Query, Var, calls
+from taxi_rsp.lang.ast import Var, calls
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.events import GraphEvent
 from taxi_rsp.rdf.terms import BNode, Term
@@ -27,26 +27,18 @@ from taxi_rsp.rdf.terms import BNode, Term
 
 
 class RegisteredQuery:
-    def __init__(
-        self,
-        name: str,
-        ast: Query,
-        logical: LogicalPlan,
-        physical: PhysicalPlan,
-        dictionary: Dictionary,
-        leader: RegisteredQuery | None = None,
-        source: str = "<query>",
-    ) -> None:
+    def __init__(self, plan: QueryPlan, dictionary: Dictionary, leader: RegisteredQuery | None = None) -> None:
         """``leader``: an earlier query with the same plan; this one then shares its
         physical plan and reports what the leader reports (same history, same output)."""
-        self.name = name
-        self.ast = ast
-        self.logical = logical
-        self.physical = physical
+        self.name = plan.name
+        self.ast = plan.ast
+        self.logical: LogicalPlan = plan.logical
+        self.physical = physical = plan.physical
         self.dictionary = dictionary
-        self.columns = logical.projection
+        self.columns = plan.logical.projection
         self.listeners: list[Listener] = []
-        self.source = source
+        self.source = plan.source
+        ast = plan.ast
         self.streams = {w.stream for w in physical.windows}
         # NOW() reads the instant's time from a context variable; setting it costs a
         # few percent of a short query's per-event time, so only queries calling it do
@@ -120,8 +112,8 @@ class RegisteredQuery:
         for listener in self.listeners:
             listener(output)
         for twin in self.twins:
-            twin._report(QueryOutput(twin, output.trigger, twin.columns, output.rows, output.deleted,
-                                     output.triples))
+            twin._report(QueryOutput(twin.name, twin.dictionary, output.trigger, twin.columns, output.rows,
+                                     output.deleted, output.triples))
 
     def _report(self, output: QueryOutput) -> None:
         for listener in self.listeners:

@@ -4,15 +4,12 @@ policy (:mod:`taxi_rsp.engine.policies`) makes of it; listeners receive these.""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import cython
 
+from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.events import GraphEvent
 from taxi_rsp.rdf.terms import Term
-
-if TYPE_CHECKING:
-    from taxi_rsp.engine.query import RegisteredQuery
 
 
 @cython.cclass
@@ -52,27 +49,30 @@ class Trigger:
 
 @cython.cclass
 class QueryOutput:
-    """One report of a query: its ``rows`` (term ids; the ordered snapshot or the inserted
-    rows), ``deleted`` rows and CONSTRUCT ``triples``, with the instant's ``trigger``.
+    """One report of the query ``name``: its ``rows`` (term ids; the ordered snapshot or
+    the inserted rows), ``deleted`` rows and CONSTRUCT ``triples``, with the instant's
+    ``trigger``; ``dictionary`` decodes the ids (:meth:`values`, :meth:`terms`).
     One is made per report and every listener reads its fields, before the line it
     writes is timed: compiled, an extension type whose fields are C struct fields.
 
-    >>> out = QueryOutput(None, Trigger(5), ("x",), rows=[(1,)])
-    >>> out.rows, out.deleted, out == QueryOutput(None, Trigger(5), ("x",), [(1,)])
+    >>> out = QueryOutput("q", None, Trigger(5), ("x",), rows=[(1,)])
+    >>> out.rows, out.deleted, out == QueryOutput("q", None, Trigger(5), ("x",), [(1,)])
     ([(1,)], [], True)
     """
 
-    query = cython.declare(object, visibility="public")  # RegisteredQuery
+    name = cython.declare(object, visibility="public")  # str: the query's name
+    dictionary = cython.declare(object, visibility="public")  # Dictionary: decodes the ids
     trigger = cython.declare(object, visibility="public")  # Trigger
     columns = cython.declare(object, visibility="public")  # tuple[str, ...]
     rows = cython.declare(object, visibility="public")  # list[tuple]
     deleted = cython.declare(object, visibility="public")  # list[tuple]
     triples = cython.declare(object, visibility="public")  # list[tuple[Term, Term, Term]] (CONSTRUCT)
 
-    def __init__(self, query: RegisteredQuery, trigger: Trigger, columns: tuple[str, ...],
+    def __init__(self, name: str, dictionary: Dictionary | None, trigger: Trigger, columns: tuple[str, ...],
                  rows: list[tuple] | None = None, deleted: list[tuple] | None = None,
                  triples: list[tuple[Term, Term, Term]] | None = None) -> None:
-        self.query = query
+        self.name = name
+        self.dictionary = dictionary
         self.trigger = trigger
         self.columns = columns
         self.rows = [] if rows is None else rows
@@ -84,20 +84,20 @@ class QueryOutput:
         return isinstance(other, QueryOutput) and self._fields() == other._fields()  # type: ignore[attr-defined]
 
     def _fields(self) -> tuple:
-        return (self.query, self.trigger, self.columns, self.rows, self.deleted, self.triples)
+        return (self.name, self.trigger, self.columns, self.rows, self.deleted, self.triples)
 
     def __repr__(self) -> str:
-        return (f"QueryOutput(query={self.query!r}, trigger={self.trigger!r}, columns={self.columns!r}, "
+        return (f"QueryOutput(name={self.name!r}, trigger={self.trigger!r}, columns={self.columns!r}, "
                 f"rows={self.rows!r}, deleted={self.deleted!r}, triples={self.triples!r})")
 
     def values(self, rows: list[tuple] | None = None) -> list[tuple]:
         """Rows as Python values (numbers, strings, DateTime, IRI...; None if unbound)."""
-        value = self.query.dictionary.value
+        value = self.dictionary.value
         return [tuple(None if v is None else value(v) for v in row) for row in (self.rows if rows is None else rows)]
 
     def terms(self, rows: list[tuple] | None = None) -> list[tuple]:
         """Rows as RDF terms (None if unbound)."""
-        decode = self.query.dictionary.decode
+        decode = self.dictionary.decode
         return [tuple(None if v is None else decode(v) for v in row) for row in (self.rows if rows is None else rows)]
 
 

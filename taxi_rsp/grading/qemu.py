@@ -39,6 +39,7 @@ class VmConfig:
     cpus: int = 4
     memory_mb: int = 8192
     accel: str = "auto"  # "auto", "kvm" or "tcg"
+    auto_accel: str = "tcg"  # what "auto" means: "kvm" when TAXI_RSP_VM_ACCEL=kvm (and KVM works)
     tcg_cpu: str = TCG_CPU  # the guest's CPU model under TCG (KVM passes the host's)
     qemu: str = "qemu-system-x86_64"
     # Kernel + initramfs + mounts before the submission starts: TCG needs ~30 s on a
@@ -77,13 +78,12 @@ def kvm_usable() -> bool:
         os.close(fd)
 
 
-def resolve_accel(accel: str) -> str:
-    """``auto`` picks TCG unless TAXI_RSP_VM_ACCEL=kvm: on hosts where /dev/kvm opens
-    but guests hang (nested virtualisation), a silent KVM choice would cost the whole
-    time limit, while TCG is always correct."""
+def resolve_accel(accel: str, auto_accel: str = "tcg") -> str:
+    """``auto`` picks TCG unless ``auto_accel`` is kvm (TAXI_RSP_VM_ACCEL=kvm): on hosts
+    where /dev/kvm opens but guests hang (nested virtualisation), a silent KVM choice
+    would cost the whole time limit, while TCG is always correct."""
     if accel == "auto":
-        wanted = os.environ.get("TAXI_RSP_VM_ACCEL", "tcg")
-        return "kvm" if wanted == "kvm" and kvm_usable() else "tcg"
+        return "kvm" if auto_accel == "kvm" and kvm_usable() else "tcg"
     if accel == "kvm" and not kvm_usable():
         raise UserError("--accel kvm: /dev/kvm is not usable on this host")
     return accel
@@ -116,7 +116,7 @@ def boot(image: ImageFiles, io_disk: Path, config: VmConfig, time_limit_s: float
     image.check()
     if shutil.which(config.qemu) is None:
         raise UserError(f"{config.qemu} not found; install with: apt-get install -y qemu-system-x86")
-    accel = resolve_accel(config.accel)
+    accel = resolve_accel(config.accel, config.auto_accel)
     command = qemu_command(image, io_disk, config, accel, console)
     console.write_bytes(b"")
     started = time.monotonic()

@@ -8,9 +8,6 @@ per-instant :meth:`~taxi_rsp.engine.ops.base.Operator.flush`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-
 from taxi_rsp.algebra import plan as P
 from taxi_rsp.engine.compiled.aggregate import FUSABLE, fuse_group
 from taxi_rsp.engine.compiled.group import CompiledGroup
@@ -35,39 +32,16 @@ from taxi_rsp.engine.ops.tma import TmaTopKOp
 from taxi_rsp.engine.ops.topk import TopKOp
 from taxi_rsp.engine.ops.window import WindowScan
 from taxi_rsp.engine.ops.window_kinds import window_kind
+from taxi_rsp.engine.ops.source import StaticSource
+from taxi_rsp.engine.physical import PhysicalPlan
 from taxi_rsp.engine.pipeline import PipelineRegistry
-from taxi_rsp.engine.policies import IstreamDstream, ReportPolicy, report_policy_for
+from taxi_rsp.engine.policies import report_policy_for
 from taxi_rsp.engine.static import StaticStore
 from taxi_rsp.lang import ast
 from taxi_rsp.planner.monotone import monotonicity
 from taxi_rsp.planner.multijoin import build_multijoin
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.terms import IRI
-
-
-class StaticSource(Operator):
-    """A constant relation (static sub-pattern results, or the unit relation)."""
-
-    def __init__(self, schema: tuple[str, ...], rows: list[tuple]) -> None:
-        super().__init__(schema)
-        self.rows = rows
-
-    def start(self) -> None:
-        self.emit([(row, 1) for row in self.rows])
-
-    def describe(self) -> str:
-        return f"StaticSource ({len(self.rows)} rows)"
-
-
-@dataclass
-class PhysicalPlan:
-    root: Operator
-    windows: list[WindowScan] = field(default_factory=list)
-    operators: list[Operator] = field(default_factory=list)
-    sources: list[StaticSource] = field(default_factory=list)
-    ordered_root: TopKOp | TmaTopKOp | CompiledTopK | None = None
-    projection: tuple[int | None, ...] = ()
-    report_policy: Callable[[], ReportPolicy] = IstreamDstream  # R2S, chosen by form and plan
 
 
 class PlanBuilder:

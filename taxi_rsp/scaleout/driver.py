@@ -53,7 +53,8 @@ def _check_input(path: Path) -> None:
 
 
 def run_spark(config: RunConfig, master: str = DEFAULT_MASTER, partitions: int | None = None,
-              report: Callable[[str], None] = lambda line: None, cut_lines: Sequence[int] | None = None) -> dict:
+              report: Callable[[str], None] = lambda line: None, cut_lines: Sequence[int] | None = None,
+              driver_memory: str = "2g") -> dict:
     """Run the queries of ``config`` time-partitioned on Spark; returns the summary
     (also written as summary.json). ``partitions``: chunk count (default: Spark's
     default parallelism); ``cut_lines``: chunk first lines instead (tests)."""
@@ -62,7 +63,7 @@ def run_spark(config: RunConfig, master: str = DEFAULT_MASTER, partitions: int |
         raise UserError("--partitions must be a positive number")
     Job.from_config(config)  # bad queries fail before Spark starts
     started = time.perf_counter()
-    context = spark_session(master, app_name="taxi-rsp-scaleout").sparkContext
+    context = spark_session(master, app_name="taxi-rsp-scaleout", driver_memory=driver_memory).sparkContext
     spark_start = time.perf_counter() - started
     return run_partitioned(config, spark_map(context), partitions or context.defaultParallelism, report,
                            cut_lines, {"master": master, "spark_start_seconds": round(spark_start, 3)})

@@ -50,7 +50,7 @@ class Result:
     def of(cls, output: QueryOutput, decode: str = "values") -> Result:
         convert = output.values if decode == "values" else output.terms
         trigger = output.trigger
-        return cls(output.query.name, trigger.time, "expiry" if trigger.is_expiry else "event",
+        return cls(output.name, trigger.time, "expiry" if trigger.is_expiry else "event",
                    None if trigger.event is None else trigger.event.seq, output.columns,
                    convert(), convert(output.deleted) if output.deleted else [], list(output.triples))
 

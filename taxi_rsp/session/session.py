@@ -31,6 +31,7 @@ from taxi_rsp.engine.gcpolicy import engine_gc
 from taxi_rsp.engine.info import QueryInfo
 from taxi_rsp.engine.query import Listener, QueryOutput, RegisteredQuery
 from taxi_rsp.errors import UserError
+from taxi_rsp.planner.compile import register
 from taxi_rsp.outputs.delays import delay_stats
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.events import GraphEvent
@@ -70,7 +71,7 @@ class Session:
         """Register one more query (before the first event)."""
         if source.name in self._queries:
             raise UserError(f"a query was given twice: {source.name}")
-        query = self.engine.register(source.text, source.name, dict(source.params), source=source.origin)
+        query = register(self.engine, source.text, source.name, dict(source.params), source=source.origin)
         if not query.streams:
             raise UserError(f"{source.origin}: the query reads no STREAM, so no event ever triggers it: it is a "
                             "one-shot query over the static data, which `taxi-rsp run` does not answer; put the "

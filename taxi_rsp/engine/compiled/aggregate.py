@@ -30,7 +30,8 @@ content is replayed into a reference :class:`GroupOp`, which takes over with the
 last outputs, so what downstream has seen stays consistent.
 
 >>> from taxi_rsp.engine.engine import Engine
->>> q = Engine().register(
+>>> from taxi_rsp.planner import register
+>>> q = register(Engine(), 
 ...     'SELECT ?k (COUNT(*) AS ?n) WHERE { STREAM <http://s> [RANGE 1m] { ?x <http://p> ?k } } GROUP BY ?k', "demo")
 >>> type(q.physical.windows[0]).__name__
 'CompiledAggregate'

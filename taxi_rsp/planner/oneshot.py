@@ -22,6 +22,7 @@ from taxi_rsp.engine.engine import Engine
 from taxi_rsp.engine.expr import set_event_time
 from taxi_rsp.engine.query import Trigger
 from taxi_rsp.errors import UserError
+from taxi_rsp.planner.compile import register
 from taxi_rsp.rdf.terms import Term
 
 
@@ -44,7 +45,7 @@ def evaluate_once(engine: Engine, text: str, name: str = "query", params: dict[s
                   source: str = "<query>") -> OneShotResult:
     """Register ``text`` on ``engine`` (before any event) and return its result over the
     static data loaded so far; a query that reads a stream is refused."""
-    query = engine.register(text, name, params, source=source)
+    query = register(engine, text, name, params, source=source)
     if query.streams:
         raise UserError(f"{source}: the query reads a STREAM; one-shot evaluation is for queries over "
                         "static data only (use taxi-rsp run)")
