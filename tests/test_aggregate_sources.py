@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from taxi_rsp.engine.codegen import SMALL_INT_IDS
+from taxi_rsp.engine.compiled.codegen import SMALL_INT_IDS
 from taxi_rsp.engine.compiled.aggregate import (CompiledAggregate, dec_id_source, int_id_source,
                                                median_id_source)
 from taxi_rsp.rdf.dictionary import PAYLOAD_MAX, Dictionary

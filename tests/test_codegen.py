@@ -1,4 +1,4 @@
-"""The generated fast path of fused window steps (taxi_rsp.engine.codegen) gives the same
+"""The generated fast path of fused window steps (taxi_rsp.engine.compiled.codegen) gives the same
 ids as the generic expression closures, on random expressions and random rows.
 
 Rows mix inline integers, inline decimals, booleans, strings and unbound values, and
@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from taxi_rsp.algebra import plan as P
-from taxi_rsp.engine.codegen import compile_chunk
+from taxi_rsp.engine.compiled.codegen import compile_chunk
 from taxi_rsp.engine.expr import compile_expr
 from taxi_rsp.engine.ops.stateless import extend_step, filter_step
 from taxi_rsp.lang import ast
@@ -103,7 +103,7 @@ def test_concat_of_converted_numbers_is_remembered_per_input_values() -> None:
     """CONCAT(STR(?a), ".", STR(?b)) is computed once per (a, b) and read back after:
     the same ids as the generic closures, first and second time, and the memo stays
     bounded (emptied when full)."""
-    from taxi_rsp.engine import codegen
+    from taxi_rsp.engine.compiled import codegen
 
     d = Dictionary()
     cell = ast.Call("CONCAT", (ast.Call("STR", (ast.Var("a"),)), ast.Const(Literal(".")),
@@ -170,7 +170,8 @@ def test_generated_bgp_matcher_equals_the_interpreted_search() -> None:
     including repeated variables, constants in every position and variable predicates."""
     import random
 
-    from taxi_rsp.engine.ops.match import BGPMatcher, index_triples
+    from taxi_rsp.engine.compiled.match import CompiledMatcher
+    from taxi_rsp.engine.view import index_triples
     from taxi_rsp.lang.ast import TriplePattern, Var
     from taxi_rsp.rdf.terms import IRI
 
@@ -182,7 +183,7 @@ def test_generated_bgp_matcher_equals_the_interpreted_search() -> None:
         patterns = tuple(TriplePattern(rng.choice(nodes), rng.choice(nodes[:3] + [Var("p")]), rng.choice(nodes))
                          for _ in range(rng.randint(0, 3)))
         graph = [tuple(d.encode(rng.choice(terms)) for _ in range(3)) for _ in range(rng.randint(0, 8))]
-        matcher = BGPMatcher(patterns, d)
+        matcher = CompiledMatcher(patterns, d)
         index = index_triples(graph)
         assert matcher.match(index) == matcher.search(index)
 
@@ -191,7 +192,7 @@ def test_generated_bgp_matcher_equals_the_interpreted_search() -> None:
 @given(st.one_of(st.fractions(), st.integers(-10**20, 10**20).map(lambda n: Fraction(n, 10**9)),
                  st.integers(1, 10**6).map(lambda d: Fraction(1, d))))
 def test_the_generated_code_encodes_a_fraction_as_the_dictionary_does(value: Fraction) -> None:
-    from taxi_rsp.engine.codegen import ChunkCompiler
+    from taxi_rsp.engine.compiled.codegen import ChunkCompiler
 
     dictionary = Dictionary()
     encode_fraction = ChunkCompiler(dictionary, SCHEMA, {}).runtime()["_encode_fraction"]

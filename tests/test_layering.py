@@ -77,6 +77,16 @@ def test_no_engine_module_imports_the_planner() -> None:
     assert {k: v for k, v in offenders.items() if v} == {}
 
 
+def test_the_reference_operators_load_nothing_of_the_specialised_tier() -> None:
+    """engine/ops/ is the reference interpreter every faster operator is tested against:
+    it generates no code and imports nothing of taxi_rsp.engine.compiled."""
+    modules = sorted(f"taxi_rsp.engine.ops.{p.stem}" for p in (ROOT / "taxi_rsp" / "engine" / "ops").glob("*.py")
+                     if p.stem != "__init__")
+    loaded = _loaded_after("\n".join(f"import {m}" for m in modules))
+    assert set(modules) <= set(loaded)
+    assert [m for m in loaded if m.startswith("taxi_rsp.engine.compiled")] == []
+
+
 def test_a_query_output_does_not_carry_its_query() -> None:
     """Listeners get the query's name and a decoder, not the registered query."""
     assert not any(n.startswith("taxi_rsp.engine.query") for n in _imports(ROOT / "taxi_rsp" / "engine" / "report.py"))

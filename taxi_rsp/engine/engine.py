@@ -26,7 +26,7 @@ from pathlib import Path
 import cython
 
 from taxi_rsp.engine.config import EngineConfig
-from taxi_rsp.engine.ops.match import EventView
+from taxi_rsp.engine.view import EventView
 from taxi_rsp.engine.physical import PhysicalPlan, QueryPlan
 from taxi_rsp.engine.pipeline import PipelineRegistry
 from taxi_rsp.engine.policies import EventTimeTick, TickPolicy

@@ -9,8 +9,9 @@ that extends another one continues from that node. Each node remembers its rows 
 the current event, so two STREAM blocks with the same pattern (Q2's empty-taxi block
 and its NOT EXISTS block; the same query registered twice) match and compute once.
 
-A node's steps are compiled into one generated function (:mod:`taxi_rsp.engine.codegen`)
-on first use, specialised on the type codes of the first row it sees.
+Given a step compiler (the specialised tier's), a node's steps become one generated
+function on first use, specialised on the type codes of the first row it sees; without
+one they run as the generic steps.
 """
 
 from __future__ import annotations
@@ -21,10 +22,10 @@ from typing import Any
 import cython
 
 from taxi_rsp.algebra import plan as P
-from taxi_rsp.engine.codegen import compile_chunk
-from taxi_rsp.engine.generated import InCell
-from taxi_rsp.engine.ops.match import BGPMatcher, EventView
-from taxi_rsp.engine.ops.stateless import Step
+from taxi_rsp.engine.cells import InCell
+from taxi_rsp.engine.ops.match import BGPMatcher
+from taxi_rsp.engine.view import EventView
+from taxi_rsp.engine.ops.stateless import Step, StepCompiler
 from taxi_rsp.engine.reclaim import retired as _retired_list
 from taxi_rsp.lang import ast
 from taxi_rsp.lang.ast import Var
@@ -79,9 +80,10 @@ class PipelineNode:
     _chunk = InCell(1)
 
     def __init__(self, dictionary: Dictionary, parent: PipelineNode | None, steps: list[StepSpec],
-                 matcher: BGPMatcher | None = None) -> None:
+                 matcher: BGPMatcher | None = None, compile_steps: StepCompiler | None = None) -> None:
         self._cells: list[Any] = [None, None]
         self.dictionary = dictionary
+        self.compile_steps = compile_steps
         self.parent = parent
         self.matcher = matcher
         self.steps = steps
@@ -101,8 +103,10 @@ class PipelineNode:
         return row
 
     def _compile(self, sample: tuple) -> Step:
+        if self.compile_steps is None:
+            return self._generic
         descriptions = [s.description for s in self.steps]
-        return compile_chunk(self.dictionary, self.steps[0].schema_in, descriptions, self._generic, sample)
+        return self.compile_steps(self.steps[0].schema_in, descriptions, self._generic, sample)
 
     def _bind(self) -> None:
         """``run(view)``: this node's rows for the event of ``view``, computed once per
@@ -160,12 +164,14 @@ class PipelineRegistry:
         self.dictionary = dictionary
         self._roots: dict[tuple, PipelineNode] = {}
 
-    def leaf(self, matcher: BGPMatcher, steps: list[StepSpec]) -> PipelineNode:
-        """The node computing ``steps`` after ``matcher``, sharing every common prefix."""
+    def leaf(self, matcher: BGPMatcher, steps: list[StepSpec], compile_steps: StepCompiler | None = None
+             ) -> PipelineNode:
+        """The node computing ``steps`` after ``matcher``, sharing every common prefix;
+        ``compile_steps``: how new nodes compile their steps (None: generic steps)."""
         key = bgp_signature(matcher)
         node = self._roots.get(key)
         if node is None:
-            node = self._roots[key] = PipelineNode(self.dictionary, None, [], matcher)
+            node = self._roots[key] = PipelineNode(self.dictionary, None, [], matcher, compile_steps)
         sigs = [s.signature for s in steps]
         i = 0
         while i < len(steps):
@@ -178,7 +184,7 @@ class PipelineRegistry:
                 node, i = child, i + common
                 break
             else:
-                fresh = PipelineNode(self.dictionary, node, steps[i:])
+                fresh = PipelineNode(self.dictionary, node, steps[i:], compile_steps=compile_steps)
                 node.children.append(fresh)
                 node, i = fresh, len(steps)
         node.users += 1
@@ -188,7 +194,8 @@ class PipelineRegistry:
         """Cut ``node`` after ``at`` steps; returns the new upper part."""
         parent = node.parent
         assert parent is not None
-        upper = PipelineNode(self.dictionary, parent, node.steps[:at])  # no window ends there yet
+        upper = PipelineNode(self.dictionary, parent, node.steps[:at],  # no window ends there yet
+                             compile_steps=node.compile_steps)
         parent.children[parent.children.index(node)] = upper
         node.parent, node.steps = upper, node.steps[at:]
         node._chunk = None

@@ -25,7 +25,7 @@ import cython
 
 from taxi_rsp.engine.ops.stateless import project_step
 from taxi_rsp.engine.expr import set_event_time
-from taxi_rsp.engine.ops.match import EventView
+from taxi_rsp.engine.view import EventView
 from taxi_rsp.engine.report import QueryOutput, Trigger
 from taxi_rsp.engine.rowcache import ByIdentity
 from taxi_rsp.rdf.dictionary import Dictionary

@@ -15,7 +15,7 @@ from taxi_rsp.algebra.plan import LogicalPlan
 from taxi_rsp.engine.physical import QueryPlan
 from taxi_rsp.engine.info import QueryInfo, WindowInfo
 from taxi_rsp.engine.ops.base import Operator
-from taxi_rsp.engine.ops.match import EventView
+from taxi_rsp.engine.view import EventView
 from taxi_rsp.engine.policies import EventTimeTick, IstreamDstream, ReportPolicy
 from taxi_rsp.engine.report import Listener, QueryOutput, Trigger  # noqa: F401 - re-exported
 from taxi_rsp.lang.ast import Var, calls

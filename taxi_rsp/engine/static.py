@@ -22,7 +22,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from taxi_rsp.engine.ops.match import TripleIndex, index_triples, variable_positions
+from taxi_rsp.engine.ops.match import variable_positions
+from taxi_rsp.engine.view import TripleIndex, index_triples
 from taxi_rsp.errors import UserError
 from taxi_rsp.lang.ast import TriplePattern, Var
 from taxi_rsp.rdf.dictionary import Dictionary

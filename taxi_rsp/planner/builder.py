@@ -8,11 +8,15 @@ per-instant :meth:`~taxi_rsp.engine.ops.base.Operator.flush`.
 
 from __future__ import annotations
 
+from functools import partial
+
 from taxi_rsp.algebra import plan as P
 from taxi_rsp.engine.compiled.aggregate import FUSABLE, fuse_group
 from taxi_rsp.engine.compiled.group import CompiledGroup
 from taxi_rsp.engine.compiled.correlated import compile_correlated
+from taxi_rsp.engine.compiled.codegen import compile_chunk
 from taxi_rsp.engine.compiled.join import CompiledJoin
+from taxi_rsp.engine.compiled.match import CompiledMatcher
 from taxi_rsp.engine.compiled.topk import CompiledTopK
 from taxi_rsp.engine.expr import compile_expr
 from taxi_rsp.engine.ops.base import Operator
@@ -56,6 +60,9 @@ class PlanBuilder:
         self.top_k = top_k
         self.join_routing = join_routing
         self.compiled = compiled
+        # the specialised tier: fused steps compiled into one function, generated matchers
+        self.compile_steps = partial(compile_chunk, dictionary) if compiled else None
+        self.matcher_class = CompiledMatcher if compiled else BGPMatcher
         self.pipelines = pipelines or PipelineRegistry(dictionary)
         self.dictionary = dictionary
         self.static = static
@@ -189,7 +196,7 @@ class PlanBuilder:
         return source
 
     def _scan(self, node: P.Scan) -> WindowScan:
-        matcher = BGPMatcher(node.triples, self.dictionary)
+        matcher = self.matcher_class(node.triples, self.dictionary)
         window = self.add(WindowScan(self.dictionary.encode(IRI(node.stream)), node.window, matcher,
                                      window_kind(node.window)))
         self.windows.append(window)
@@ -203,7 +210,7 @@ class PlanBuilder:
         for window in list(self.windows):
             if not isinstance(window, WindowScan):
                 continue  # compiled operators match and derive on their own
-            leaf = window.share(self.pipelines)
+            leaf = window.share(self.pipelines, self.compile_steps)
             if leaf is None:
                 continue
             root = leaf
@@ -222,7 +229,7 @@ class PlanBuilder:
         if isinstance(child, MapOp) and id(child) not in self._consumed:
             child.fuse(step, schema, label, description)
             return child
-        op = self.add(MapOp(schema, step, label, description, child.schema, self.dictionary))
+        op = self.add(MapOp(schema, step, label, description, child.schema, self.compile_steps))
         self.connect(child, op.push)
         return op
 

@@ -8,7 +8,7 @@ path (Neumann, VLDB 2011: the group-by is the pipeline breaker, everything below
 fused):
 
 * **arrival** ``insert(row, expiry)``: decode the input ids into locals, run the
-  FILTER/BIND code of :class:`~taxi_rsp.engine.codegen.ChunkCompiler`, compute the group
+  FILTER/BIND code of :class:`~taxi_rsp.engine.compiled.codegen.ChunkCompiler`, compute the group
   key ids and the aggregate arguments as plain ``int`` s (decimals as integers scaled by
   a compile-time power of ten), update the group's state in place;
 * **expiry** ``expire(until)``: pop the window's oldest entries and revert them with the
@@ -48,13 +48,15 @@ from typing import Any
 import cython
 
 from taxi_rsp.algebra.plan import volatile_step
-from taxi_rsp.engine.codegen import SMALL_INTS, ChunkCompiler, NoFast, _Miss, type_codes
+from taxi_rsp.engine.compiled.codegen import SMALL_INTS, ChunkCompiler, NoFast, _Miss, type_codes
 from taxi_rsp.engine.expr import Compiled, ExprError
-from taxi_rsp.engine.generated import InCell, define
+from taxi_rsp.engine.cells import InCell
+from taxi_rsp.engine.compiled.generated import define
 from taxi_rsp.engine.ops.base import Operator, Row
 from taxi_rsp.engine.ops.aggregates import Sum
 from taxi_rsp.engine.ops.group import ERROR, GroupOp
-from taxi_rsp.engine.ops.match import BGPMatcher, EventView
+from taxi_rsp.engine.ops.match import BGPMatcher
+from taxi_rsp.engine.view import EventView
 from taxi_rsp.engine.ops.window import WindowScan
 from taxi_rsp.engine.ops.window_kinds import RangeWindow
 from taxi_rsp.engine.reclaim import retired
@@ -509,7 +511,7 @@ def int_id_source(value: str) -> str:
     place, :meth:`CompiledAggregate._int_id` only for an integer beyond the inline range
     (a call per result costs more than the bit test).
 
-    >>> from taxi_rsp.engine.codegen import SMALL_INT_IDS
+    >>> from taxi_rsp.engine.compiled.codegen import SMALL_INT_IDS
     >>> from taxi_rsp.rdf.dictionary import Dictionary
     >>> [eval(int_id_source("v"), {"v": v, "_small_int_ids": SMALL_INT_IDS}) == Dictionary().encode_value(v)
     ...  for v in (0, 5, SMALL_INTS, -3)]

@@ -7,7 +7,7 @@ to hold keys with unbound parts, and evaluate a correlated condition such as
 ``FILTER(?seq2 > ?seq)`` by merging the two rows and running the generic closure. While
 no key has an unbound part, the same counting rules (ERRATA S2-10) run here on
 ``dict`` s, and the condition is one generated function of the two rows that decodes
-just the ids it reads (:class:`~taxi_rsp.engine.codegen.ChunkCompiler`; a pair it cannot
+just the ids it reads (:class:`~taxi_rsp.engine.compiled.codegen.ChunkCompiler`; a pair it cannot
 decide goes to the generic closure). Rows are visited in the reference's order, so
 results come out in the same order. The first key with an unbound part hands both
 sides to the reference operator.
@@ -27,9 +27,10 @@ from typing import Any
 
 import cython
 
-from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss, type_codes
-from taxi_rsp.engine.generated import InCell, define
-from taxi_rsp.engine.compiled.rows import contiguous, tuple_getter
+from taxi_rsp.engine.compiled.codegen import ChunkCompiler, NoFast, _Miss, type_codes
+from taxi_rsp.engine.cells import InCell
+from taxi_rsp.engine.compiled.generated import define
+from taxi_rsp.engine.rows import contiguous, tuple_getter
 from taxi_rsp.engine.index.oneway import Entry
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.minus import AntiJoinOp, LeftJoinOp, SemiJoinOp, _Correlated

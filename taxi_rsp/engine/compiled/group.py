@@ -24,12 +24,13 @@ from typing import Any
 
 import cython
 
-from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss, type_codes
+from taxi_rsp.engine.compiled.codegen import ChunkCompiler, NoFast, _Miss, type_codes
 from taxi_rsp.engine.compiled.aggregate import (_DIRTY, _FIRST_STATE, FUSABLE, CompiledAggregate,
                                                 _Deopt, compiled_form, flush_source, group_state_source,
                                                 int_id_source, median_id_source, reference_value)
 from taxi_rsp.engine.expr import Compiled, ExprError
-from taxi_rsp.engine.generated import InCell, define
+from taxi_rsp.engine.cells import InCell
+from taxi_rsp.engine.compiled.generated import define
 from taxi_rsp.engine.ops.aggregates import Count, Max, Median, Min, Sum
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.group import ERROR as _ERROR  # an argument that is an error (slow path, unbound branches)

@@ -5,7 +5,7 @@ variables (rows from OPTIONAL are compatible with any value there), so it keeps 
 side in a ring index probed with wildcards and checks compatibility per pair. While no
 key holds an unbound value, a join is a plain hash join: each side a ``dict`` from key
 to the rows under it with their multiplicities, the key and the merged row's tail
-projected in C (:func:`~taxi_rsp.engine.compiled.rows.tuple_getter`; every pair under
+projected in C (:func:`~taxi_rsp.engine.rows.tuple_getter`; every pair under
 one key is compatible: the shared variables are the key); rows under a key are visited newest first, in the ring index's
 order, so results come out in the same order. The first key with an unbound value hands both sides to the
 reference join, which answers from then on.
@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import cython
 
-from taxi_rsp.engine.compiled.rows import contiguous, tuple_getter
+from taxi_rsp.engine.rows import contiguous, tuple_getter
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.join import JoinOp
 from taxi_rsp.engine.reclaim import retired as _retired_list

@@ -10,7 +10,7 @@ exact ratio, compared by integer cross-multiplication, breaks float ties), strin
 ascending — every rank is the same, so the key
 ``(±v1, …, ±vn, tie-break, row)`` orders rows exactly as the reference does (its
 tie-break is the row of ids itself when all of them are integers). Those flat tuples compare in C,
-are computed by one generated function (:class:`~taxi_rsp.engine.codegen.ChunkCompiler`).
+are computed by one generated function (:class:`~taxi_rsp.engine.compiled.codegen.ChunkCompiler`).
 
 Only the best keys are kept in order: with a LIMIT, a plain ``list`` kept sorted with
 :mod:`bisect` holds the *head* (at most ``HEAD_SLACK`` × the rows to report, and every
@@ -52,8 +52,9 @@ from typing import Any
 
 import cython
 
-from taxi_rsp.engine.codegen import ChunkCompiler, NoFast, _Miss, type_codes
-from taxi_rsp.engine.generated import InCell, define
+from taxi_rsp.engine.compiled.codegen import ChunkCompiler, NoFast, _Miss, type_codes
+from taxi_rsp.engine.cells import InCell
+from taxi_rsp.engine.compiled.generated import define
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.topk import TopKOp, _row_key, emit_snapshot_change
 from taxi_rsp.engine.reclaim import retired as _retired_list

@@ -13,13 +13,17 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from taxi_rsp.algebra.plan import FusedStep, volatile_step
-from taxi_rsp.engine.codegen import compile_chunk
 from taxi_rsp.engine.expr import Compiled, ExprError, ebv
-from taxi_rsp.engine.compiled.rows import tuple_getter
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
+from taxi_rsp.engine.rows import tuple_getter
 from taxi_rsp.rdf.dictionary import Dictionary
 
 Step = Callable[[Row], Row | None]
+# (input schema, the plan nodes of a chain of steps, the chain as generic steps, a sample
+# row) -> one function for the chain, or the generic chain itself: how a faster tier
+# compiles fused steps (the specialised tier: taxi_rsp.engine.compiled.codegen); None
+# keeps the generic steps
+StepCompiler = Callable[[tuple[str, ...], list[FusedStep], Step, Row], Step]
 
 
 def filter_step(predicate: Compiled) -> Step:
@@ -63,18 +67,17 @@ def project_step(positions: tuple[int | None, ...]) -> Callable[[Row], Row]:
 class MapOp(Operator):
     """Applies a chain of stateless steps to every delta (rows a step drops vanish).
 
-    Consecutive stateless operators are fused into one MapOp; with descriptions for all
-    its steps the chain is compiled into one function on the first row
-    (:func:`taxi_rsp.engine.codegen.compile_chunk`)."""
+    Consecutive stateless operators are fused into one MapOp; given ``compile_steps``
+    and descriptions for all its steps, the chain is compiled into one function on the
+    first row."""
 
     def __init__(self, schema: tuple[str, ...], step: Step, label: str,
                  description: FusedStep | None = None, input_schema: tuple[str, ...] = (),
-                 dictionary: Dictionary | None = None) -> None:
+                 compile_steps: StepCompiler | None = None) -> None:
         super().__init__(schema)
         self._steps = [step]
-        self._dictionary = dictionary
-        compilable = description is not None and dictionary is not None
-        self._descriptions: list[FusedStep] | None = [description] if compilable else None
+        self._compile_steps = compile_steps
+        self._descriptions: list[FusedStep] | None = [description] if description is not None else None
         self._input_schema = input_schema
         self._labels = [label]
         self._chain: Step | None = None
@@ -115,9 +118,8 @@ class MapOp(Operator):
 
     def _compile_chain(self, sample: Row) -> Step:
         chain = self._chain = self._generic
-        if self._descriptions is not None and self._dictionary is not None:
-            chain = self._chain = compile_chunk(self._dictionary, self._input_schema, self._descriptions,
-                                                self._generic, sample)
+        if self._descriptions is not None and self._compile_steps is not None:
+            chain = self._chain = self._compile_steps(self._input_schema, self._descriptions, self._generic, sample)
         return chain
 
     def push(self, deltas: list[Delta]) -> None:

@@ -30,8 +30,9 @@ from collections.abc import Sequence
 
 from taxi_rsp.algebra.plan import FusedStep
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
-from taxi_rsp.engine.ops.match import BGPMatcher, EventView
-from taxi_rsp.engine.ops.stateless import Step
+from taxi_rsp.engine.ops.match import BGPMatcher
+from taxi_rsp.engine.view import EventView
+from taxi_rsp.engine.ops.stateless import Step, StepCompiler
 from taxi_rsp.engine.ops.window_kinds import WindowKind, held_count, window_kind
 from taxi_rsp.engine.pipeline import PipelineNode, PipelineRegistry, StepSpec
 from taxi_rsp.engine.reclaim import retired
@@ -77,10 +78,11 @@ class WindowScan(Operator):
         self.schema = schema
         self.position = {name: i for i, name in enumerate(schema)}
 
-    def share(self, registry: PipelineRegistry) -> PipelineNode | None:
-        """Compute matches and fused steps in ``registry``'s shared trie from now on."""
+    def share(self, registry: PipelineRegistry, compile_steps: StepCompiler | None = None) -> PipelineNode | None:
+        """Compute matches and fused steps in ``registry``'s shared trie from now on
+        (``compile_steps``: see :meth:`PipelineRegistry.leaf`)."""
         if self._specs is not None:
-            self._leaf = registry.leaf(self.matcher, self._specs)
+            self._leaf = registry.leaf(self.matcher, self._specs, compile_steps)
         return self._leaf
 
     def absorb(self, twin: WindowScan) -> None:

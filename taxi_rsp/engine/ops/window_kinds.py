@@ -27,7 +27,7 @@ from taxi_rsp.lang.ast import WindowSpec
 retired = cython.declare(list, _retired_list)  # typed: appends and clear() are C calls (see reclaim)
 
 if TYPE_CHECKING:
-    from taxi_rsp.engine.ops.match import EventView
+    from taxi_rsp.engine.view import EventView
     from taxi_rsp.engine.ops.window import WindowScan
 
 Rows = tuple[list[Row], ...]  # an event's derived rows, one list per output of the scan

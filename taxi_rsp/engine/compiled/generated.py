@@ -20,28 +20,3 @@ def define(source: str, filename: str, namespace: dict[str, Any]) -> dict[str, A
     from ``namespace`` (which is returned, with them added)."""
     exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - our own source
     return namespace
-
-
-class InCell:
-    """An operator attribute kept in one slot of the instance's ``_cells`` list.
-
-    An operator's per-event closures call the generated functions it may replace (a
-    hand-over to its reference) through that list: an index in C, not an attribute
-    look-up per call. The code that replaces them assigns the attribute as usual.
-
-    >>> class Op:
-    ...     run = InCell(0)
-    ...     def __init__(self): self._cells = [None]
-    >>> op = Op(); op.run = len
-    >>> op._cells[0] is len, op.run is len
-    (True, True)
-    """
-
-    def __init__(self, index: int) -> None:
-        self.index = index
-
-    def __get__(self, holder: Any, owner: type | None = None) -> Any:
-        return self if holder is None else holder._cells[self.index]
-
-    def __set__(self, holder: Any, value: Any) -> None:
-        holder._cells[self.index] = value

@@ -32,7 +32,7 @@ from typing import Any
 
 from taxi_rsp.algebra import plan as P
 from taxi_rsp.engine.expr import compile_expr
-from taxi_rsp.engine.generated import define
+from taxi_rsp.engine.compiled.generated import define
 from taxi_rsp.lang import ast
 from taxi_rsp.rdf.dictionary import (
     INLINE_FLAG,
