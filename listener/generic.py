@@ -24,7 +24,7 @@ def _lexical(term: object) -> str:
     return str(term)
 
 
-class _Counts:
+class Counts:
     """What every generic writer records for the summary: output lines (``emitted``,
     rows of data, headers excluded), reports (one per instant the query answered) and the
     SPEC §5 delay of each report an arriving event triggered (from reading the event's
@@ -50,7 +50,7 @@ def _instant(time: int) -> str:
     return text if time % 1000 == 0 else f"{text}.{time % 1000:03d}"
 
 
-class CsvResultWriter(_Counts):
+class CsvResultWriter(Counts):
     """SELECT results as CSV: ``time,trigger,change,rank,<variables...>``.
 
     Ordered queries write their whole (changed) result with ranks; others write the
@@ -82,7 +82,7 @@ class CsvResultWriter(_Counts):
         self._reported(output)
 
 
-class NQuadsResultWriter(_Counts):
+class NQuadsResultWriter(Counts):
     """CONSTRUCT results as an RDF stream: one named graph per instant, stamped with
     ``prov:generatedAtTime`` in the default graph."""
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
-from taxi_rsp.listener.generic import _Counts
+from taxi_rsp.listener.generic import Counts
 from taxi_rsp.engine.query import QueryOutput
 from taxi_rsp.rdf.namespaces import XSD_STRING
 from taxi_rsp.rdf.terms import IRI, BNode, DateTime, Literal, Term
@@ -41,7 +41,7 @@ def binding_json(term: Term) -> dict[str, str]:
     raise TypeError(f"not an RDF term: {term!r}")
 
 
-class SparqlJsonResultWriter(_Counts):
+class SparqlJsonResultWriter(Counts):
     """Listener writing one SPARQL 1.1 JSON results document per report and change."""
 
     def __init__(self, out: TextIO, columns: tuple[str, ...], ordered: bool) -> None:

@@ -24,7 +24,7 @@ from taxi_rsp.engine.index.oneway import OneWayIndex
 from taxi_rsp.engine.index.ring import RingIndex
 from taxi_rsp.engine.ops.aggregates import Median
 from taxi_rsp.engine.ops.group import GroupOp
-from taxi_rsp.engine.compiled.aggregate import _DIRTY, _FIRST_STATE, CompiledAggregate
+from taxi_rsp.engine.compiled.aggregate import DIRTY, FIRST_STATE, CompiledAggregate
 from taxi_rsp.engine.compiled.correlated import CompiledCorrelated
 from taxi_rsp.engine.compiled.group import CompiledGroup
 from taxi_rsp.engine.compiled.join import CompiledJoin
@@ -84,7 +84,7 @@ def check_flushed(op: CompiledAggregate | CompiledGroup) -> None:
     """Between events every instant is flushed: no group is left in the dirty list or
     flagged as touched (a flag left set would keep a group out of the next instant's flush)."""
     assert not op._dirty
-    assert all(state[_DIRTY] is None for state in op._groups.values())
+    assert all(state[DIRTY] is None for state in op._groups.values())
 
 
 def check_compiled_aggregate(op: CompiledAggregate) -> tuple[int, int]:
@@ -95,7 +95,7 @@ def check_compiled_aggregate(op: CompiledAggregate) -> tuple[int, int]:
     values = 0
     for state in op._groups.values():
         assert state[0] > 0 or op._implicit
-        for (name, *_), slot in zip(op._aggs, state[_FIRST_STATE:]):
+        for (name, *_), slot in zip(op._aggs, state[FIRST_STATE:]):
             if name == "MEDIAN":
                 assert len(slot) <= state[0]
                 values += len(slot)

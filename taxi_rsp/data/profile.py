@@ -60,7 +60,7 @@ class Profile:
     routes: Counter[tuple] = field(default_factory=Counter)  # last 30 min: Q1 routes
     q1_cells: set[tuple[int, int]] = field(default_factory=set)
     q2_cells: set[tuple[int, int]] = field(default_factory=set)
-    trips: list[tuple] = field(default_factory=list)  # window trips (see _window_trip)
+    trips: list[tuple] = field(default_factory=list)  # window trips (see window_trip)
 
     @property
     def window_count(self) -> int:
@@ -133,7 +133,7 @@ def profile_python(path: Path, window_end: int) -> Profile:
             if pickup.endswith(":00") and dropoff.endswith(":00"):
                 p.whole_minute += 1
             if minute <= window_end:
-                _window_trip(p, f, pickup, dropoff, minute)
+                window_trip(p, f, pickup, dropoff, minute)
     return p
 
 
@@ -141,7 +141,7 @@ def _seconds(stamp: str) -> int:
     return (int(stamp[8:10]) * 24 + int(stamp[11:13])) * 3600 + int(stamp[14:16]) * 60 + int(stamp[17:19])
 
 
-def _window_trip(p: Profile, f: list[str], pickup: str, dropoff: str, minute: int) -> None:
+def window_trip(p: Profile, f: list[str], pickup: str, dropoff: str, minute: int) -> None:
     coords = [c.strip() for c in f[6:10]]
     if not all(_DECIMAL.fullmatch(c) for c in coords):
         return

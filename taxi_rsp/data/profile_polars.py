@@ -24,7 +24,7 @@ from collections import Counter
 from datetime import date
 from pathlib import Path
 
-from taxi_rsp.data.profile import Profile, _window_trip
+from taxi_rsp.data.profile import Profile, window_trip
 from taxi_rsp.spec import FIELD_COUNT
 
 _TIMESTAMP = r"^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-2][0-9]:[0-5][0-9]:[0-5][0-9]$"
@@ -115,5 +115,5 @@ def profile_polars(path: Path, window_end: int) -> Profile | None:
     p.whole_minute = valid.select((pickup.str.ends_with(":00") & dropoff.str.ends_with(":00")).sum()).item()
     window = valid.filter(pl.col("minute") <= window_end).select("line", "pickup", "dropoff", "minute")
     for raw, pick, drop, minute in window.iter_rows():
-        _window_trip(p, raw.split(","), pick, drop, minute)
+        window_trip(p, raw.split(","), pick, drop, minute)
     return p

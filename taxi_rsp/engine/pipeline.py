@@ -68,7 +68,7 @@ def canonical(expr: Any, schema: tuple[str, ...]) -> Any:
 
 def bgp_signature(matcher: BGPMatcher) -> tuple:
     """The matcher's compiled patterns (variables are already schema positions)."""
-    return tuple(matcher._steps)
+    return matcher.signature
 
 
 class PipelineNode:

@@ -304,12 +304,12 @@ class PlanBuilder:
         """BIND steps right below a compiled top-k move into it: their producer feeds
         the top-k, which extends only the rows it reports. Not a volatile one (RAND(),
         NOW()...): each report would compute it anew, where a row's value is fixed once."""
-        steps = child._descriptions if isinstance(child, MapOp) else None
+        steps = child.descriptions if isinstance(child, MapOp) else None
         if not steps or any(not isinstance(step, P.Extend) or P.volatile_step(step) for step in steps) \
                 or id(child) in self._consumed:
             return False
         for op in self.operators:
-            op._sinks[:] = [topk.push if sink == child.push else sink for sink in op._sinks]
+            op.redirect(child.push, topk.push)
         self.operators.remove(child)
-        topk.fuse_extends(child._input_schema, [(step.var, step.expr) for step in steps], child.apply)
+        topk.fuse_extends(child.input_schema, [(step.var, step.expr) for step in steps], child.apply)
         return True

@@ -48,7 +48,7 @@ from typing import Any
 import cython
 
 from taxi_rsp.algebra.plan import volatile_step
-from taxi_rsp.engine.compiled.codegen import SMALL_INTS, ChunkCompiler, NoFast, _Miss, type_codes
+from taxi_rsp.engine.compiled.codegen import SMALL_INTS, ChunkCompiler, NoFast, Miss, type_codes
 from taxi_rsp.engine.expr import Compiled, ExprError
 from taxi_rsp.engine.cells import InCell
 from taxi_rsp.engine.compiled.generated import define
@@ -82,12 +82,12 @@ _DEC_HEAD = INLINE_FLAG | (T_DECIMAL << TYPE_SHIFT)
 # the empty tuple, so tests are `is None`), state[3] = the group's key, then one slot per
 # aggregate. A window entry holds the state, not the key: the key tuple an arrival builds
 # to find its group is freed with the event, not a window range later.
-_DIRTY = 2
+DIRTY = 2
 _KEY = 3
-_FIRST_STATE = 4
+FIRST_STATE = 4
 
 
-class _Deopt(Exception):
+class Deopt(Exception):
     """A value the compiled state cannot hold exactly: hand over to the reference."""
 
 
@@ -109,16 +109,16 @@ class CompiledAggregate(Operator):
         self.matcher: BGPMatcher = window.matcher
         self.dictionary = dictionary
         self._window_schema = window.schema
-        self._descriptions = [s.description for s in window._specs or ()]
-        self._derive = window._derive  # the reference steps: row -> derived row or None
+        self._descriptions = [s.description for s in window.fused_steps or ()]
+        self._derive = window.derive  # the reference steps: rows -> derived rows
         self._key_pos = tuple(window.schema.index(k) for k in keys)
         self._keys = keys
         self._aggs = [(name, arg_expr, closure) for _, name, _, arg_expr, closure in aggregates]
         self._reference = GroupOp(window.schema, keys, [(v, n, d, c) for v, n, d, _, c in aggregates], dictionary)
-        self._reference._sinks = self._sinks  # its deltas go to this operator's consumers
+        self._reference.emit_for(self)  # its deltas go to this operator's consumers
         self._entries: deque = deque()
         self._groups: dict[tuple, list] = {}
-        # the states of the groups touched since the last flush, each once (state[_DIRTY]
+        # the states of the groups touched since the last flush, each once (state[DIRTY]
         # holds its key meanwhile: no (key, state) tuple per touched group)
         self._dirty: list[list] = []
         self._implicit = not keys
@@ -181,7 +181,7 @@ class CompiledAggregate(Operator):
         reference, in the same empty state, reports it."""
         self._reference.flush()
         for state in self._dirty:
-            state[1], state[_DIRTY] = self._reference._groups[state[_DIRTY]].output, None
+            state[1], state[DIRTY] = self._reference.group(state[DIRTY]).output, None
         self._dirty.clear()
 
     # -- compilation -------------------------------------------------------------------
@@ -216,7 +216,7 @@ class CompiledAggregate(Operator):
         if unpack:
             src.append(f"        {unpack}, = row")
         if guard:
-            src.append(f"        if {guard}: raise _Miss")
+            src.append(f"        if {guard}: raise Miss")
         src += [line.replace("return None", "return") for line in body]
         src.append(f"        key = {key}")
         src += [f"        {a} = {code}" for a, code in zip(args, arg_codes)]
@@ -239,7 +239,7 @@ class CompiledAggregate(Operator):
         namespace = dict(w.consts)
         namespace.update(c.runtime())
         namespace.update(
-            _Miss=_Miss, _slow=self._slow_insert, entries=self._entries, groups=self._groups, _retire=retired.append,
+            Miss=Miss, _slow=self._slow_insert, entries=self._entries, groups=self._groups, _retire=retired.append,
             dirty=self._dirty, implicit=self._implicit, sinks=self._sinks, _add_entry=self._entries.append,
             insort=insort, bisect_left=bisect_left, _int_id=self._int_id, _dec_id=self._dec_id,
             _median_id=self._median_id, _avg_id=self._avg_id,
@@ -300,7 +300,7 @@ class CompiledAggregate(Operator):
         return {"COUNT": "0", "SUM": "0", "AVG": "0", "MIN": "[1]", "MAX": "[1]", "MEDIAN": "[]"}[name]
 
     def _update(self, j: int, a: str) -> list[str]:
-        name, slot = self._aggs[j][0], f"st[{_FIRST_STATE + j}]"
+        name, slot = self._aggs[j][0], f"st[{FIRST_STATE + j}]"
         if name in ("COUNT", "SUM", "AVG"):
             return [f"{slot} += {a}"]
         if name in ("MIN", "MAX"):
@@ -308,7 +308,7 @@ class CompiledAggregate(Operator):
         return [f"insort({slot}, {a})"]
 
     def _revert(self, j: int, a: str) -> list[str]:
-        name, slot = self._aggs[j][0], f"st[{_FIRST_STATE + j}]"
+        name, slot = self._aggs[j][0], f"st[{FIRST_STATE + j}]"
         if name in ("COUNT", "SUM", "AVG"):
             return [f"{slot} -= {a}"]
         if name in ("MIN", "MAX"):
@@ -316,7 +316,7 @@ class CompiledAggregate(Operator):
         return [f"q = {slot}", f"del q[bisect_left(q, {a})]"]
 
     def _result(self, j: int) -> str:
-        name, kind, slot = self._aggs[j][0], self._kinds[j], f"st[{_FIRST_STATE + j}]"
+        name, kind, slot = self._aggs[j][0], self._kinds[j], f"st[{FIRST_STATE + j}]"
         if name == "COUNT":
             return int_id_source(slot)
         scale = 0 if kind == "I" else kind[1]
@@ -377,7 +377,7 @@ class CompiledAggregate(Operator):
         try:
             values = [self._fast_value(closure, kind, out)
                       for (_, _, closure), kind in zip(self._aggs, self._kinds)]
-        except _Deopt:
+        except Deopt:
             self._go_reference()
             self._insert(row, expiry)
             return
@@ -385,7 +385,7 @@ class CompiledAggregate(Operator):
 
     @staticmethod
     def _fast_value(closure: Compiled | None, kind: Any, row: Row) -> int:
-        """The compiled state's form of one aggregate argument (raises _Deopt)."""
+        """The compiled state's form of one aggregate argument (raises Deopt)."""
         if kind == "C":  # a COUNT contribution: 0 when the argument is an error
             if closure is None:
                 return 1
@@ -397,7 +397,7 @@ class CompiledAggregate(Operator):
         try:
             value = closure(row)  # type: ignore[misc]
         except ExprError:
-            raise _Deopt from None
+            raise Deopt from None
         return compiled_form(value, kind)
 
     def _new_state_for_implicit(self) -> list:
@@ -419,22 +419,20 @@ class CompiledAggregate(Operator):
             replayed.append((expiry, state[_KEY], values))
         entries.clear()
         entries.extend(replayed)  # the same deque: the window API's closures hold it
-        for key, state in reference._groups.items():
+        for key, state in reference.groups().items():
             current = self._groups.get(key)
             state.output = current[1] if current is not None else None
         if self._implicit and self._groups[()][-1]:
             # the one group once held decimals that all left: its SUM is a decimal 0
-            for acc, kind in zip(reference._groups[()].accumulators, self._kinds):
+            for acc, kind in zip(reference.group(()).accumulators, self._kinds):
                 if isinstance(acc, Sum) and acc.n == 0 and kind not in ("I", "C"):
                     acc.total = Fraction(0)
         pending: dict[tuple, Row | None] = {}
         for state in self._dirty:
-            key, old = state[_DIRTY], state[1]
-            if key not in reference._groups:
-                reference._groups[key] = reference._new_state()  # emptied: flush retracts it
-            reference._groups[key].output = old
+            key, old = state[DIRTY], state[1]
+            reference.group(key).output = old  # an emptied group: flush retracts it
             pending[key] = old
-        reference._dirty = pending
+        reference.expect_flush(pending)
         self._groups.clear()
         self._dirty.clear()
         self.mode = "reference"
@@ -556,7 +554,7 @@ def _inline_id_source(value: str, head: int, beyond: str) -> str:
 
 def compiled_form(value: Any, kind: Any) -> int:
     """An aggregate argument's value as the compiled state holds it: the integer itself
-    ("I"), or a decimal scaled to an integer (("D", scale)); anything else raises _Deopt.
+    ("I"), or a decimal scaled to an integer (("D", scale)); anything else raises Deopt.
     Integer arithmetic only (a Fraction product would reduce by a gcd it does not need).
 
     >>> compiled_form(Fraction(5, 2), ("D", 9)), compiled_form(7, "I")
@@ -569,7 +567,7 @@ def compiled_form(value: Any, kind: Any) -> int:
         scaled, remainder = divmod(value.numerator * 10 ** kind[1], value.denominator)
         if not remainder:
             return scaled
-    raise _Deopt
+    raise Deopt
 
 
 def group_state_source(initial: str, added: str) -> list[str]:
@@ -591,7 +589,7 @@ def _touch_source(keyword: str = "if", key: str = "key") -> list[str]:
     """Source noting that group ``key`` (state ``st``) changed in this instant: a flag in
     its state and, the first time, an entry in the ``dirty`` list — no hash of the key
     (a ``dirty`` dict would hash it on every change)."""
-    return [f"{keyword} st[{_DIRTY}] is None:", f"    st[{_DIRTY}] = {key}", "    dirty.append(st)"]
+    return [f"{keyword} st[{DIRTY}] is None:", f"    st[{DIRTY}] = {key}", "    dirty.append(st)"]
 
 
 def flush_source(results: list[str], key_width: int) -> list[str]:
@@ -608,8 +606,8 @@ def flush_source(results: list[str], key_width: int) -> list[str]:
     instant that touched no group builds nothing.)"""
     return ["", "def flush():", "    if not dirty:", "        return", "    out = []",
             "    for st in dirty:",
-            f"        key = st[{_DIRTY}]",
-            f"        st[{_DIRTY}] = None",
+            f"        key = st[{DIRTY}]",
+            f"        st[{DIRTY}] = None",
             "        old = st[1]",
             "        if st[0] == 0 and not implicit:",
             "            new = None",
@@ -646,9 +644,9 @@ def fuse_group(window: WindowScan, keys: tuple[str, ...], aggregates: list, dict
     """The compiled form of GROUP BY ``keys`` directly over ``window`` (with its fused
     steps), or None when the shape is outside what :class:`CompiledAggregate` covers."""
     if (type(window.kind) is not RangeWindow  # RANGE or NOW; not SLIDE, TRIPLES or ALL
-            or window._specs is None or len(window._outputs) != 1):
+            or window.fused_steps is None or not window.feeds_one):
         return None
-    if any(volatile_step(spec.description) for spec in window._specs):
+    if any(volatile_step(spec.description) for spec in window.fused_steps):
         return None  # volatile steps (RAND()) stay on the reference window: one draw per row, retracted as drawn
     if any(agg.distinct or agg.name not in FUSABLE for _, agg in aggregates):
         return None

@@ -369,7 +369,7 @@ class ChunkCompiler:
         """Source of the id of a fast value (same id as ``Dictionary.encode_value``)."""
         ident = self.w.local("i")
         if kind == "I":
-            self.w.emit(f"if not {PAYLOAD_MIN} <= {value} <= {PAYLOAD_MAX}: raise _Miss")
+            self.w.emit(f"if not {PAYLOAD_MIN} <= {value} <= {PAYLOAD_MAX}: raise Miss")
             self.w.emit(f"{ident} = _small_int_ids[{value}] if 0 <= {value} < {SMALL_INTS} else "
                         f"{inline_id_source(T_INTEGER, value)}")
         elif isinstance(kind, tuple):
@@ -378,7 +378,7 @@ class ChunkCompiler:
                 raise NoFast(kind)
             scaled = value if scale == 9 else f"({value} * {10 ** (9 - scale)})"
             self.w.emit(f"{ident} = {scaled}")
-            self.w.emit(f"if not {PAYLOAD_MIN} <= {ident} <= {PAYLOAD_MAX}: raise _Miss")
+            self.w.emit(f"if not {PAYLOAD_MIN} <= {ident} <= {PAYLOAD_MAX}: raise Miss")
             self.w.emit(f"{ident} = {inline_id_source(T_DECIMAL, ident)}")
         elif kind == "B":
             self.w.emit(f"{ident} = {INLINE_FLAG | (T_BOOLEAN << TYPE_SHIFT)} | int({value})")
@@ -437,7 +437,7 @@ class ChunkCompiler:
             found = strings[text] = encode_value(text)
             return found
 
-        return dict(_F=exact_ratio, _Miss=_Miss, _strings=strings, _string_id=string_id, _remember=_remember,
+        return dict(_F=exact_ratio, Miss=Miss, _strings=strings, _string_id=string_id, _remember=_remember,
                     _small_int_ids=SMALL_INT_IDS,
                     _encode_fraction=encode_fraction, _fmt=_fmt_decimal, _format_decimal=format_decimal,
                     _trunc=_trunc_div, math=math)
@@ -455,7 +455,7 @@ class ChunkCompiler:
         if self.schema:
             src.append(f"        {unpack}, = row")
         if guard:
-            src.append(f"        if {guard}: raise _Miss")
+            src.append(f"        if {guard}: raise Miss")
         src += [f"        {line}" for line in body]
         result = "(" + ", ".join(outputs) + ("," if len(outputs) == 1 else "") + ")"
         src.append(f"        return {result}")
@@ -529,7 +529,7 @@ def type_codes(sample: tuple) -> dict[int, int]:
     return {i: (v >> TYPE_SHIFT) & 0xF for i, v in enumerate(sample) if type(v) is int and v & INLINE_FLAG}
 
 
-class _Miss(Exception):
+class Miss(Exception):
     """A guard failed or a value left the inline range: take the generic path."""
 
 

@@ -27,13 +27,13 @@ from typing import Any
 
 import cython
 
-from taxi_rsp.engine.compiled.codegen import ChunkCompiler, NoFast, _Miss, type_codes
+from taxi_rsp.engine.compiled.codegen import ChunkCompiler, NoFast, Miss, type_codes
 from taxi_rsp.engine.cells import InCell
 from taxi_rsp.engine.compiled.generated import define
 from taxi_rsp.engine.rows import contiguous, tuple_getter
 from taxi_rsp.engine.index.oneway import Entry
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
-from taxi_rsp.engine.ops.minus import AntiJoinOp, LeftJoinOp, SemiJoinOp, _Correlated
+from taxi_rsp.engine.ops.minus import AntiJoinOp, LeftJoinOp, SemiJoinOp, Correlated
 from taxi_rsp.engine.reclaim import retired as _retired_list
 from taxi_rsp.lang import ast
 from taxi_rsp.rdf.dictionary import INLINE_FLAG, PAYLOAD_BITS, T_DECIMAL, T_INTEGER, TYPE_SHIFT, Dictionary
@@ -56,7 +56,7 @@ class CompiledCorrelated(Operator):
         """``condition``: the correlation expression (over the merged schema) or None."""
         super().__init__(reference.schema)
         self._reference = reference
-        reference._sinks = self._sinks
+        reference.emit_for(self)
         self.shared = reference.shared
         self._left_width = len(left)
         self._extra = [i for i, v in enumerate(right) if v not in left]
@@ -65,8 +65,8 @@ class CompiledCorrelated(Operator):
         self._padding = (None,) * len(self._extra)  # an OPTIONAL row without a match
         self._condition_expr = condition
         self._dictionary = dictionary
-        self._generic_holds = reference._condition  # merged row -> bool (errors are False)
-        self._merge = reference._merge
+        self._generic_holds = reference.condition  # merged row -> bool (errors are False)
+        self._merge = reference.merge
         # key -> the rows under it as entries (see _find, _row_of): [row, multiplicity,
         # matches] on the left, the row (or [row, multiplicity]) on the right, in arrival order
         self._left: dict[tuple, list | dict] = {}
@@ -121,14 +121,14 @@ class CompiledCorrelated(Operator):
             src.append(f"        x{k} = lrow[{k}]" if k < self._left_width
                        else f"        x{k} = rrow[{self._extra[k - self._left_width]}]")
         if guard:
-            src.append(f"        if {guard}: raise _Miss")
+            src.append(f"        if {guard}: raise Miss")
         src += [f"        {line}" for line in w.lines]
         src += [f"        return {test}", "    except Exception:", "        return _generic(lrow, rrow)"]
         shortcut = self._id_order_source(schema, codes)
         self.source = "\n".join(src + shortcut)
         namespace = dict(w.consts)
         namespace.update(c.runtime())
-        namespace.update(_Miss=_Miss, _generic=self._generic_pair)
+        namespace.update(Miss=Miss, _generic=self._generic_pair)
         entry = "holds_ids" if shortcut else "holds"
         functions = define(self.source, "<taxi_rsp compiled condition>", namespace)
         return functions[entry]
@@ -329,7 +329,7 @@ class CompiledCorrelated(Operator):
         self._handed_over.append(True)
 
 
-def compile_correlated(reference: _Correlated, left: tuple[str, ...], right: tuple[str, ...],
+def compile_correlated(reference: Correlated, left: tuple[str, ...], right: tuple[str, ...],
                        condition: Any, dictionary: Dictionary) -> Operator:
     """The compiled form of an anti-/semi-join or OPTIONAL, or the reference itself when
     it does not apply (no shared variable)."""

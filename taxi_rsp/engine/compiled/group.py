@@ -24,9 +24,9 @@ from typing import Any
 
 import cython
 
-from taxi_rsp.engine.compiled.codegen import ChunkCompiler, NoFast, _Miss, type_codes
-from taxi_rsp.engine.compiled.aggregate import (_DIRTY, _FIRST_STATE, FUSABLE, CompiledAggregate,
-                                                _Deopt, compiled_form, flush_source, group_state_source,
+from taxi_rsp.engine.compiled.codegen import ChunkCompiler, NoFast, Miss, type_codes
+from taxi_rsp.engine.compiled.aggregate import (DIRTY, FIRST_STATE, FUSABLE, CompiledAggregate,
+                                                Deopt, compiled_form, flush_source, group_state_source,
                                                 int_id_source, median_id_source, reference_value)
 from taxi_rsp.engine.expr import Compiled, ExprError
 from taxi_rsp.engine.cells import InCell
@@ -43,7 +43,7 @@ from taxi_rsp.rdf.dictionary import Dictionary
 # group_state_source), its key, a slot per aggregate, an error count per aggregate, a flag per
 # aggregate: a SUM of decimals has held a value (the reference's total is then a Fraction,
 # else still the integer 0; the type of an emptied or restored SUM depends on it)]: the
-# aggregate's layout, _FIRST_STATE
+# aggregate's layout, FIRST_STATE
 _UNBOUND_BRANCHES = 3  # at most this many variables get an unbound branch in push
 
 
@@ -53,7 +53,7 @@ class _KindKnown(Exception):
 
 def _unknown() -> Any:
     """Generated code's value of an argument whose kind is not known yet: the slow path."""
-    raise _Miss
+    raise Miss
 
 
 class CompiledGroup(Operator):
@@ -85,9 +85,9 @@ class CompiledGroup(Operator):
         self._errors_seen = False
         self._sample: Row = ()
         self._reference = reference
-        reference._sinks = self._sinks
+        reference.emit_for(self)
         self._groups: dict[tuple, list] = {}
-        self._dirty: list[list] = []  # the states of the groups touched since the last flush (keys in state[_DIRTY])
+        self._dirty: list[list] = []  # the states of the groups touched since the last flush (keys in state[DIRTY])
         self._implicit = not keys
         self.mode = "specialised on the first row"  # then "compiled" or "reference"
         self.source = ""
@@ -140,7 +140,7 @@ class CompiledGroup(Operator):
     def _reference_flush_before_first_row(self) -> None:
         self._reference.flush()  # only the implicit group can be due: same empty state
         for state in self._dirty:
-            state[1], state[_DIRTY] = self._reference._groups[state[_DIRTY]].output, None
+            state[1], state[DIRTY] = self._reference.group(state[DIRTY]).output, None
         self._dirty.clear()
 
     def _compile(self, sample: Row) -> None:
@@ -178,7 +178,7 @@ class CompiledGroup(Operator):
             src += unbound
             pad = "                "
         if guard:
-            src.append(f"{pad}if {guard}: raise _Miss")
+            src.append(f"{pad}if {guard}: raise Miss")
         src += [f"{pad}{line}" for line in w.lines]
         src += [f"{pad}{a} = {code}" for a, code in zip(args, arg_codes)]
         src += ["        except Exception:",
@@ -197,7 +197,7 @@ class CompiledGroup(Operator):
         self.source = "\n".join(src)
         namespace = dict(w.consts)
         namespace.update(c.runtime())
-        namespace.update(_Miss=_Miss, _ERROR=_ERROR, _unknown=_unknown, _slow=self._slow,
+        namespace.update(Miss=Miss, _ERROR=_ERROR, _unknown=_unknown, _slow=self._slow,
                          _reference_push=self._reference.push,
                          groups=self._groups, dirty=self._dirty, _retire=retired.append,
                          implicit=self._implicit, sinks=self._sinks, insort=insort, bisect_left=bisect_left,
@@ -242,7 +242,7 @@ class CompiledGroup(Operator):
             guard = other.guard_test()
             src += ([f"            {'elif' if src else 'if'} x{position} is None:  # counted as the slow path would",
                      "                unbound = True"]
-                    + ([f"                if {guard}: raise _Miss"] if guard else [])
+                    + ([f"                if {guard}: raise Miss"] if guard else [])
                     + [f"                {line}" for line in other.w.lines]
                     + [f"                {a} = {code}" for a, code in zip(args, unbound_codes)])
         return src + ["            else:", "                unbound = False"] if src else []
@@ -257,15 +257,15 @@ class CompiledGroup(Operator):
         if self._implicit:
             src.append("    st[-1] = 1")
         for j, a in enumerate(args):
-            slot = f"st[{_FIRST_STATE + j}]"
+            slot = f"st[{FIRST_STATE + j}]"
             pad = "    "
             if errors and self._kinds[j] != "C":  # COUNT's argument is 0 or 1, never an error
-                src += [f"    if {a} is _ERROR:", f"        st[{_FIRST_STATE + n + j}] += mult", "    else:"]
+                src += [f"    if {a} is _ERROR:", f"        st[{FIRST_STATE + n + j}] += mult", "    else:"]
                 pad = "        "
             if self._aggs[j][0] in ("COUNT", "SUM", "AVG"):
                 src.append(f"{pad}{slot} += {a} * mult")
                 if self._aggs[j][0] == "SUM" and isinstance(self._kinds[j], tuple):
-                    src.append(f"{pad}st[{_FIRST_STATE + 2 * n + j}] = 1")
+                    src.append(f"{pad}st[{FIRST_STATE + 2 * n + j}] = 1")
             else:  # a sorted list: any value may leave
                 # a multiplicity of one first: compiled, a range() over an object is an
                 # object per delta
@@ -295,21 +295,21 @@ class CompiledGroup(Operator):
     def _result(self, j: int) -> str:
         name = self._aggs[j][0]
         if name == "COUNT":
-            return int_id_source(f"st[{_FIRST_STATE + j}]")
+            return int_id_source(f"st[{FIRST_STATE + j}]")
         if not self._errors_seen:
             return self._value_result(j)
         # while the group holds a row whose argument is an error, the aggregate is one
-        return f"(None if st[{_FIRST_STATE + len(self._aggs) + j}] else {self._value_result(j)})"
+        return f"(None if st[{FIRST_STATE + len(self._aggs) + j}] else {self._value_result(j)})"
 
     def _value_result(self, j: int) -> str:
-        name, kind, slot = self._aggs[j][0], self._kinds[j], f"st[{_FIRST_STATE + j}]"
+        name, kind, slot = self._aggs[j][0], self._kinds[j], f"st[{FIRST_STATE + j}]"
         scale = 0 if kind == "I" else kind[1]
         if name == "SUM":  # see CompiledAggregate._result
             if kind == "I":
                 return int_id_source(slot)
             # the reference's total starts as the integer 0 and becomes a Fraction with
             # the first decimal added (an emptied SUM of decimals is a decimal 0)
-            return f"({self._id_of(slot, kind)} if st[{_FIRST_STATE + 2 * len(self._aggs) + j}] else _int_id({slot}))"
+            return f"({self._id_of(slot, kind)} if st[{FIRST_STATE + 2 * len(self._aggs) + j}] else _int_id({slot}))"
         if name == "AVG":
             return f"_avg_id({slot}, st[0], {scale})"
         if name in ("MIN", "MAX"):
@@ -323,7 +323,7 @@ class CompiledGroup(Operator):
         try:
             values = [self._slow_value(j, closure, kind, row)
                       for j, ((_, _, closure), kind) in enumerate(zip(self._aggs, self._kinds))]
-        except _Deopt:
+        except Deopt:
             self._hand_over()
             self._reference.push([(row, mult)])
             return True
@@ -343,7 +343,7 @@ class CompiledGroup(Operator):
 
     def _slow_value(self, j: int, closure: Compiled | None, kind: Any, row: Row) -> Any:
         """Argument ``j``'s compiled form, or ``_ERROR`` when the reference closure raises
-        an expression error (raises _Deopt for a value of another kind, _KindKnown for
+        an expression error (raises Deopt for a value of another kind, _KindKnown for
         the first value of an argument whose kind is not known yet)."""
         if kind != "C" and closure is not None:
             try:
@@ -359,16 +359,15 @@ class CompiledGroup(Operator):
         """The compiled state becomes the reference GroupOp's state."""
         reference = self._reference
         for key, state in self._groups.items():
-            target = reference._groups.get(key) or reference._new_state()
-            reference._groups[key] = target
+            target = reference.group(key)
             target.rows, target.output = state[0], state[1]
             n = len(self._aggs)
             for (name, _, _), kind, acc, slot, errors, decimal in zip(
-                    self._aggs, self._kinds, target.accumulators, state[_FIRST_STATE:_FIRST_STATE + n],
-                    state[_FIRST_STATE + n:_FIRST_STATE + 2 * n], state[_FIRST_STATE + 2 * n:_FIRST_STATE + 3 * n]):
+                    self._aggs, self._kinds, target.accumulators, state[FIRST_STATE:FIRST_STATE + n],
+                    state[FIRST_STATE + n:FIRST_STATE + 2 * n], state[FIRST_STATE + 2 * n:FIRST_STATE + 3 * n]):
                 self._restore(name, kind, acc, slot, state[0] - errors, kind == "I" or decimal or name == "AVG")
                 acc.errors = 0 if isinstance(acc, Count) else errors
-        reference._dirty = {state[_DIRTY]: state[1] for state in self._dirty}
+        reference.expect_flush({state[DIRTY]: state[1] for state in self._dirty})
         self._groups.clear()
         self._dirty.clear()
         self.mode = "reference"

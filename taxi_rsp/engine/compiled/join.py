@@ -34,7 +34,7 @@ class CompiledJoin(Operator):
         super().__init__(reference.schema)
         self.shared = reference.shared
         self._reference = reference
-        reference._sinks = self._sinks
+        reference.emit_for(self)
         # key -> its slot [left rows, right rows, merged]: one look-up of a key finds both
         # sides. A side's rows are None (none), the row itself when it is the only one and
         # held once (the common case under a GROUP BY: no dict per key, and a group's new
@@ -183,9 +183,9 @@ class CompiledJoin(Operator):
         """Load both sides into the reference join's indexes (emitting nothing)."""
         reference = self._reference
         for key, slot in self._slots.items():
-            for held, index in ((slot[0], reference._left), (slot[1], reference._right)):
+            for held, from_left in ((slot[0], True), (slot[1], False)):
                 for row, mult in _counted(held):
-                    index.add(key, row, mult)
+                    reference.hold(from_left, key, row, mult)
         self._slots.clear()
         self._handed_over.append(True)
 

@@ -52,11 +52,11 @@ from typing import Any
 
 import cython
 
-from taxi_rsp.engine.compiled.codegen import ChunkCompiler, NoFast, _Miss, type_codes
+from taxi_rsp.engine.compiled.codegen import ChunkCompiler, NoFast, Miss, type_codes
 from taxi_rsp.engine.cells import InCell
 from taxi_rsp.engine.compiled.generated import define
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
-from taxi_rsp.engine.ops.topk import TopKOp, _row_key, emit_snapshot_change
+from taxi_rsp.engine.ops.topk import TopKOp, row_key, emit_snapshot_change
 from taxi_rsp.engine.reclaim import retired as _retired_list
 from taxi_rsp.engine.rowcache import ByIdentity
 from taxi_rsp.lang import ast
@@ -96,7 +96,7 @@ class CompiledTopK(Operator):
         self._wanted = None if limit is None else offset + limit
         self._emits_deltas = emits_deltas
         self._reference = reference
-        reference._sinks = self._sinks
+        reference.emit_for(self)
         self._dictionary = dictionary
         # Extends fused from below (see fuse_extends): rows arrive without them; keys
         # read their inputs, and only reported rows are extended.
@@ -116,7 +116,7 @@ class CompiledTopK(Operator):
         self._multiples: list[int] = [0]
         # the head's capacity (unbounded without a LIMIT: everything stays sorted)
         self._capacity = None if self._wanted is None else max(HEAD_MIN, HEAD_SLACK * self._wanted)
-        self._last: list[Row] = []
+        self.last_snapshot: list[Row] = []  # the ordered result last emitted as deltas
         # _key (see InCell): row -> flat sort key, once compiled (None before the first row)
         self._cells: list[Any] = [None]
         # how a row's first key part is read without its key (see _first_after); kind
@@ -225,18 +225,18 @@ class CompiledTopK(Operator):
         if unpack:
             src.append(f"        {unpack}, = row")
         if guard:
-            src.append(f"        if {guard}: raise _Miss")
+            src.append(f"        if {guard}: raise Miss")
         src += [f"        {line}" for line in w.lines + pairs]
         # the reference's tie-break: the row itself when all its ids are ints (the
         # guarded positions are inline ids, ints already)
         ints = " and ".join(f"type(x{i}) is int" for i in range(len(schema)) if i not in w.guards) or "True"
-        src.append(f"        tie = row if {ints} else _row_key(row)")
+        src.append(f"        tie = row if {ints} else row_key(row)")
         src.append(f"        return ({''.join(p + ', ' for p in parts)}tie, row)")
         src += ["    except Exception:", "        return None"]
         self.source = "\n".join(src)
         namespace = dict(w.consts)
         namespace.update(c.runtime())
-        namespace["_Miss"] = _Miss
+        namespace["Miss"] = Miss
         namespace["_ascending"] = self._ascending
         namespace["_descending"] = self._descending
         for direction in ("ascending", "descending"):
@@ -245,7 +245,7 @@ class CompiledTopK(Operator):
             namespace[f"_ratio_{direction}"] = _memoised(compute, memo)
             namespace[f"_ratio_{direction}_memo"] = memo
         namespace["_inline_ratio"] = inline_ratio
-        namespace["_row_key"] = _row_key
+        namespace["row_key"] = row_key
         namespace["_text"] = self._text
         namespace["_iri"] = self._iri
         functions = define(self.source, "<taxi_rsp compiled top-k>", namespace)
@@ -283,7 +283,7 @@ class CompiledTopK(Operator):
         """Key part of a string id: its text (anything else is outside the compiled key)."""
         value = self._text_or_none(term_id)
         if type(value) is not str:
-            raise _Miss
+            raise Miss
         return value
 
     def _iri(self, term_id: Any) -> str:
@@ -291,7 +291,7 @@ class CompiledTopK(Operator):
         else is outside the compiled key."""
         value = self._dictionary.value(term_id) if type(term_id) is int else None
         if type(value) is not IRI:
-            raise _Miss
+            raise Miss
         return value.value
 
     def _textual(self, term_id: Any) -> str | None:
@@ -306,7 +306,7 @@ class CompiledTopK(Operator):
     def _exact(self, term_id: Any) -> tuple[int, int]:
         """A numeric id's exact value as a reduced ratio of integers (n, d), d > 0: an
         inline integer or decimal, or a computed exact value; anything else is outside
-        the compiled key (raises _Miss)."""
+        the compiled key (raises Miss)."""
         inline = _inline_exact(term_id)
         if inline is not None:
             return inline
@@ -315,7 +315,7 @@ class CompiledTopK(Operator):
             return value, 1
         if type(value) is Fraction:
             return value.numerator, value.denominator
-        raise _Miss
+        raise Miss
 
     def _ascending(self, term_id: Any) -> tuple[float, _Rational]:
         """Key parts of a numeric id: its correctly rounded float, then its exact value
@@ -334,7 +334,7 @@ class CompiledTopK(Operator):
         b_n, b_d = _inline_exact(bottom) or self._exact(bottom)
         n, d = a_n * b_d, a_d * b_n
         if d == 0:
-            raise _Miss
+            raise Miss
         if d < 0:
             n, d = -n, -d
         common = gcd(n, d)
@@ -493,7 +493,7 @@ class CompiledTopK(Operator):
         extended = self._extended
         reference.push([(extended(found[3]), found[1]) for found in self._held.values()])
         reference.push([(extended(row), mult) for row, mult in remaining])
-        reference._last = self._last
+        reference.last_snapshot = self.last_snapshot
         reference.changed = self.changed = True
         self._held.clear()
         self._sorted.clear()

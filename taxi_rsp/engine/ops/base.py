@@ -25,6 +25,17 @@ class Operator:
     def connect(self, sink: Sink) -> None:
         self._sinks.append(sink)
 
+    def redirect(self, old: Sink, new: Sink) -> None:
+        """Deliver to ``new`` what was connected to go to ``old`` (the planner fusing an
+        operator into its consumer)."""
+        self._sinks[:] = [new if sink == old else sink for sink in self._sinks]
+
+    def emit_for(self, stand_in: Operator) -> None:
+        """Send this operator's deltas to ``stand_in``'s consumers, now and as they are
+        connected: a specialised operator that holds this one as its reference twin
+        stands for it in the plan, and hands over to it (its state, then its work)."""
+        self._sinks = stand_in._sinks
+
     def emit(self, deltas: list[Delta]) -> None:
         if deltas:
             for sink in self._sinks:

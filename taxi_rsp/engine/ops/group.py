@@ -18,7 +18,9 @@ from taxi_rsp.rdf.dictionary import Dictionary
 ERROR = object()  # an aggregate argument whose expression raised an error (see GroupOp.values)
 
 
-class _GroupState:
+class GroupState:
+    """One group: how many rows it holds, its aggregates, and the row it last reported."""
+
     __slots__ = ("accumulators", "output", "rows")
 
     def __init__(self, accumulators: list[Accumulator]) -> None:
@@ -40,7 +42,7 @@ class GroupOp(Operator):
         super().__init__(keys + tuple(a[0] for a in aggregates))
         self._key_pos = tuple(input_schema.index(k) for k in keys)
         self._specs = [(a[1], a[2], a[3], a[4] if len(a) > 4 else None) for a in aggregates]
-        self._groups: dict[tuple, _GroupState] = {}
+        self._groups: dict[tuple, GroupState] = {}
         self._dirty: dict[tuple, Row | None] = {}
         self._encode = dictionary.encode_value
         self._implicit = not keys  # no GROUP BY: one group that always exists
@@ -51,9 +53,26 @@ class GroupOp(Operator):
     def describe(self) -> str:
         return f"Group by {', '.join('?' + k for k in self.schema[:len(self._key_pos)])}"
 
-    def _new_state(self) -> _GroupState:
-        return _GroupState([make_accumulator(name, distinct, separator)
+    def _new_state(self) -> GroupState:
+        return GroupState([make_accumulator(name, distinct, separator)
                             for name, distinct, _, separator in self._specs])
+
+    # -- the hand-over contract: a specialised twin loads its state here -------------------
+    def group(self, key: tuple) -> GroupState:
+        """The state of group ``key``, made empty if there is none (a twin fills it)."""
+        state = self._groups.get(key)
+        if state is None:
+            state = self._groups[key] = self._new_state()
+        return state
+
+    def groups(self) -> dict[tuple, GroupState]:
+        """The groups held, by key (read only: change them through :meth:`group`)."""
+        return self._groups
+
+    def expect_flush(self, reported: dict[tuple, Row | None]) -> None:
+        """The groups changed since the last flush, each with the row it last reported:
+        the next :meth:`flush` reports their changes (an emptied group is retracted)."""
+        self._dirty = dict(reported)
 
     def push(self, deltas: list[Delta]) -> None:
         key_pos = self._key_pos
@@ -78,7 +97,7 @@ class GroupOp(Operator):
         for acc, value in zip(state.accumulators, values):
             self._apply(acc, value, mult > 0)
 
-    def _touch(self, key: tuple) -> _GroupState:
+    def _touch(self, key: tuple) -> GroupState:
         """The state of group ``key`` (new if it has none), noted as changed in this
         instant with the output it had before."""
         state = self._groups.get(key)
@@ -104,7 +123,7 @@ class GroupOp(Operator):
         else:
             (acc.update if insert else acc.revert)(value)
 
-    def _output(self, key: tuple, state: _GroupState) -> Row | None:
+    def _output(self, key: tuple, state: GroupState) -> Row | None:
         if state.rows == 0 and not self._implicit:
             return None
         values = []

@@ -51,6 +51,11 @@ class JoinOp(Operator):
             return index.all_rows()
         return index.probe_with_wildcards(key)
 
+    def hold(self, from_left: bool, key: tuple, row: Row, mult: int) -> None:
+        """Load a row of one side into its index without emitting anything (a
+        specialised twin handing its state over)."""
+        (self._left if from_left else self._right).add(key, row, mult)
+
     def push_left(self, deltas: list[Delta]) -> None:
         self._push(deltas, from_left=True)
 

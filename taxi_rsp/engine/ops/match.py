@@ -61,6 +61,12 @@ class BGPMatcher:
         """The rows of the event of ``view``."""
         return self.search(view.index)
 
+    @property
+    def signature(self) -> tuple:
+        """The patterns as matched (variables are schema positions): equal for two
+        matchers that find the same rows."""
+        return tuple(self._steps)
+
     @staticmethod
     def _slot(node: object, names: dict[str, int], dictionary: Dictionary) -> tuple[bool, int]:
         if isinstance(node, Var):

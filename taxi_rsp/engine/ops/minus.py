@@ -27,7 +27,7 @@ from taxi_rsp.engine.ops.base import Delta, Operator, Row, compatible_merger
 from taxi_rsp.engine.ops.join import key_function
 
 
-class _Correlated(Operator, ABC):
+class Correlated(Operator, ABC):
     """Shared state of operators that relate each left row to its right matches."""
 
     def __init__(self, left: tuple[str, ...], right: tuple[str, ...], schema: tuple[str, ...],
@@ -42,6 +42,16 @@ class _Correlated(Operator, ABC):
         self._condition: Callable[[Row], bool] | None = None
         self.left = OneWayIndex()
         self.right = RingIndex()
+
+    @property
+    def condition(self) -> Callable[[Row], bool] | None:
+        """The correlation condition of a merged row (None: none); errors are False."""
+        return self._condition
+
+    @property
+    def merge(self) -> Callable[[Row, Row], Row]:
+        """(left row, right row) -> the merged row."""
+        return self._merge
 
     def set_condition(self, condition: Compiled | None) -> None:
         """``condition`` is compiled against :attr:`merged_schema`."""
@@ -113,7 +123,7 @@ class _Correlated(Operator, ABC):
         return len(self.left) + len(self.right)
 
 
-class AntiJoinOp(_Correlated):
+class AntiJoinOp(Correlated):
     """MINUS (``minus=True``: needs a shared bound variable) and FILTER NOT EXISTS."""
 
     def __init__(self, left: tuple[str, ...], right: tuple[str, ...], minus: bool) -> None:
@@ -134,7 +144,7 @@ class AntiJoinOp(_Correlated):
             out.append((lrow, entry.mult))
 
 
-class SemiJoinOp(_Correlated):
+class SemiJoinOp(Correlated):
     """FILTER EXISTS."""
 
     def __init__(self, left: tuple[str, ...], right: tuple[str, ...]) -> None:
@@ -154,7 +164,7 @@ class SemiJoinOp(_Correlated):
             out.append((lrow, -entry.mult))
 
 
-class LeftJoinOp(_Correlated):
+class LeftJoinOp(Correlated):
     """OPTIONAL: merged rows for each match, or the left row padded with unbound."""
 
     def __init__(self, left: tuple[str, ...], right: tuple[str, ...]) -> None:

@@ -85,6 +85,15 @@ class MapOp(Operator):
         self._remembered: dict[Row, list] | None = {} if volatile_step(description) else None
 
     @property
+    def input_schema(self) -> tuple[str, ...]:
+        return self._input_schema
+
+    @property
+    def descriptions(self) -> list[FusedStep] | None:
+        """The plan nodes of the fused steps (None: some step has none)."""
+        return self._descriptions
+
+    @property
     def label(self) -> str:
         return " + ".join(self._labels)
 

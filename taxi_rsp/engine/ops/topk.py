@@ -28,10 +28,10 @@ def sort_entry(order: list[tuple[Compiled, bool]], row: Row) -> tuple:
         except ExprError:
             value = None  # an error sorts like unbound (SPARQL 1.1 §15.1)
         parts.append(descending_key(value) if descending else order_key(value))
-    return (tuple(parts), _row_key(row), row)
+    return (tuple(parts), row_key(row), row)
 
 
-def _row_key(row: Row) -> tuple:
+def row_key(row: Row) -> tuple:
     # Ids are non-negative ints; computed values (exact numbers, see Dictionary) sort
     # after them by their (deterministic) numeric hash. Only used to make ties total.
     return tuple(v if type(v) is int else (-1 if v is None else (1 << 64) + (hash(v) & 0xFFFFFFFF)) for v in row)
@@ -49,11 +49,11 @@ def snapshot_deltas(last: list[Row], current: list[Row]) -> list[Delta]:
 
 def emit_snapshot_change(op: Any) -> None:
     """Emit, as deltas, how ``op``'s ordered result changed since its last snapshot
-    (``op._last``, updated); nothing when it did not (a top-k that is not the root)."""
+    (``op.last_snapshot``, updated); nothing when it did not (a top-k that is not the root)."""
     current = op.snapshot()
-    if current != op._last:
-        out = snapshot_deltas(op._last, current)
-        op._last = current
+    if current != op.last_snapshot:
+        out = snapshot_deltas(op.last_snapshot, current)
+        op.last_snapshot = current
         op.emit(out)
 
 
@@ -73,7 +73,7 @@ class TopKOp(Operator):
         self._emits_deltas = emits_deltas
         self._sorted: SortedList = SortedList()
         self._entries: dict[Row, list] = {}  # row -> [sort entry, multiplicity]
-        self._last: list[Row] = []
+        self.last_snapshot: list[Row] = []  # the ordered result last emitted as deltas
         # Whether a push touched the first offset+limit positions since the last
         # snapshot: R2S skips building and comparing snapshots when it did not.
         self.changed = True

@@ -85,6 +85,20 @@ class WindowScan(Operator):
             self._leaf = registry.leaf(self.matcher, self._specs, compile_steps)
         return self._leaf
 
+    @property
+    def fused_steps(self) -> list[StepSpec] | None:
+        """The fused steps with their plan nodes (None: some step has none)."""
+        return self._specs
+
+    @property
+    def feeds_one(self) -> bool:
+        """Whether this window's buffer feeds only itself (no absorbed twin)."""
+        return len(self._outputs) == 1
+
+    def derive(self, rows: list[Row]) -> list[Row]:
+        """``rows`` through the fused steps (rows a FILTER drops vanish)."""
+        return self._derive(rows)
+
     def absorb(self, twin: WindowScan) -> None:
         """Take over ``twin`` (same stream and window, same triple patterns): this
         window's buffer and expiry serve both; ``twin`` stays the operator its
