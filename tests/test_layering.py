@@ -87,6 +87,17 @@ def test_the_reference_operators_load_nothing_of_the_specialised_tier() -> None:
     assert [m for m in loaded if m.startswith("taxi_rsp.engine.compiled")] == []
 
 
+def test_no_module_imports_another_modules_private_names() -> None:
+    """What a module shares, it names publicly (a hand-over goes through methods such as
+    GroupOp.group / expect_flush, not through another class's fields)."""
+    product = [*(ROOT / "taxi_rsp").rglob("*.py"), *(ROOT / "feeder").rglob("*.py"), *(ROOT / "listener").rglob("*.py")]
+    private = sorted(f"{p.relative_to(ROOT)}: {node.module}.{alias.name}" for p in product
+                     for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+                     if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("taxi_rsp")
+                     for alias in node.names if alias.name.startswith("_") and not alias.name.startswith("__"))
+    assert private == []
+
+
 def test_a_query_output_does_not_carry_its_query() -> None:
     """Listeners get the query's name and a decoder, not the registered query."""
     assert not any(n.startswith("taxi_rsp.engine.query") for n in _imports(ROOT / "taxi_rsp" / "engine" / "report.py"))
