@@ -61,8 +61,10 @@ def native_extensions() -> list[Extension]:
 
 
 class ParallelBuild(build_ext):
-    """``build_ext`` with one compiler per core: pip's editable build does not pass
-    setup()'s options on to this command, and compiled the modules one at a time."""
+    """``build_ext`` with one compiler per core (pip's editable build does not pass
+    setup()'s options on to this command, and compiled the modules one at a time), and
+    a progress line on the terminal: pip hides a build's output (``-q``, or without
+    ``-v``), and a silent two-minute compile looks like a hang."""
 
     def finalize_options(self) -> None:
         super().finalize_options()
@@ -70,9 +72,35 @@ class ParallelBuild(build_ext):
             self.parallel = os.cpu_count() or 1
 
     def run(self) -> None:
-        print(f"taxi-rsp: compiling {len(self.extensions)} modules with Cython and the C compiler "
-              f"({self.parallel} at a time)", flush=True)
-        super().run()
+        self._done = 0
+        self._terminal = _open_terminal()
+        self._say(f"compiling {len(self.extensions)} modules with Cython and the C compiler, "
+                  f"{self.parallel} at a time")
+        try:
+            super().run()
+        finally:
+            self._say(f"compiled {self._done} of {len(self.extensions)} modules", end="\n")
+            if self._terminal is not None:
+                self._terminal.close()
+
+    def build_extension(self, ext: Extension) -> None:
+        super().build_extension(ext)
+        self._done += 1  # (the parallel build calls this from its threads: a count, not an order)
+        self._say(f"compiled {self._done}/{len(self.extensions)}: {ext.name}")
+
+    def _say(self, text: str, end: str = "") -> None:
+        print(f"taxi-rsp: {text}", flush=True)  # pip -v shows it
+        if self._terminal is not None:
+            self._terminal.write(f"\r\033[Ktaxi-rsp install: {text}{end}")
+            self._terminal.flush()
+
+
+def _open_terminal():
+    """The user's terminal, which pip does not capture (None without one: CI, a pipe)."""
+    try:
+        return open("/dev/tty", "w", encoding="utf-8")  # noqa: SIM115 - closed by the build
+    except OSError:
+        return None
 
 
 setup(
