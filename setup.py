@@ -40,17 +40,21 @@ def native_extensions() -> list[Extension]:
     manifest = {name: NATIVE["digest"](ROOT / path) for name, path in sources.items()}
     manifest |= {name: NATIVE["digest"](ROOT / path) for name, path in NATIVE["PYX_MODULES"].items()}
     (ROOT / "taxi_rsp" / NATIVE["MANIFEST"]).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
-    extensions = cythonize(
-        [Extension(name, [path.as_posix()]) for name, path in sources.items()],
-        nthreads=os.cpu_count() or 1,
-        quiet=True,
-        # The sources are plain Python and must keep Python's semantics: annotations are
-        # documentation, not C types (Cython would make `float` a C double), and no
-        # variable gets an inferred C type (with a C int exponent, `10 ** n` would be a
-        # float); functions stay introspectable.
-        compiler_directives={"language_level": 3, "annotation_typing": False, "infer_types": False,
-                             "binding": True},
-    )
+    # The sources are plain Python and must keep Python's semantics: annotations are
+    # documentation, not C types (Cython would make `float` a C double), and no variable
+    # gets an inferred C type (with a C int exponent, `10 ** n` would be a float);
+    # functions stay introspectable.
+    directives = {"language_level": 3, "annotation_typing": False, "infer_types": False, "binding": True}
+    modules = [Extension(name, [path.as_posix()]) for name, path in sources.items()]
+    try:
+        extensions = cythonize(modules, nthreads=os.cpu_count() or 1, quiet=True, compiler_directives=directives)
+    except Exception:  # noqa: BLE001 - one module Cython refuses must not cost the others their build
+        extensions = []
+        for module in modules:
+            try:
+                extensions += cythonize([module], quiet=True, compiler_directives=directives)
+            except Exception as error:  # noqa: BLE001
+                print(f"taxi-rsp: {module.name} stays Python: Cython cannot compile it ({error})")
     # The Feeder's loop, written for Cython (C types declared in the .pyx, its own
     # directives in its header): compiled apart from the pure-Python modules above.
     extensions += cythonize([Extension(name, [path]) for name, path in NATIVE["PYX_MODULES"].items()],

@@ -35,7 +35,6 @@ class CompiledMatcher(BGPMatcher):
         layout. A closure over the star matchers: each window calls it for every event."""
         stars = cython.declare(dict, self._star)  # layout -> compiled star matcher or None
 
-        @cython.locals(view=EventView)
         def match_view(view: EventView) -> list[tuple]:
             layout = view.layout
             if layout is not None:
