@@ -12,7 +12,7 @@ report in order). Workloads: the DEBS queries (Q1, Q2, Mixed), the window sweep,
 queries that are not Q1/Q2-shaped — an ungrouped Istream aggregate, a top-k over
 string keys, a NOT EXISTS without aggregation, a join of two windows under a group,
 an OPTIONAL. Figures:
-docs/performance.md, section "Compiled plans".
+docs/performance.md (its git history), section "Compiled plans".
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ output (what `report` and the delay statistics do), Python loop vs polars.
 
 Writes a 3,000,000-line Q1 output (the real sample's q1.csv repeated) into ./cache once,
 reads its delay column both ways (best of 3 each), checks the values agree, and prints
-both times; docs/performance.md ("Install weight and polars") records the figures.
+both times; docs/performance.md (its git history, "Install weight and polars") records the figures.
 """
 
 from __future__ import annotations

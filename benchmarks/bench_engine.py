@@ -3,7 +3,7 @@
     .venv/bin/python -m pytest benchmarks/bench_engine.py --benchmark-columns=mean,min,max,rounds
 
 Each benchmark replays the whole sample; events/s = 10,004 / mean seconds. Figures go
-into docs/performance.md (section "Engine on the real sample").
+into docs/performance.md (its git history, section "Engine on the real sample").
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ sample are replayed through it (Feeder included). Three families:
 
 ``shared=False`` gives each query a private pipeline trie (the cost without sharing).
 CPU seconds per event (``time.process_time``) go to ``extra_info`` and, with ``-s``, to
-the terminal; figures go into docs/performance.md, section "Many concurrent queries".
+the terminal; figures go into docs/performance.md (its git history), section "Many concurrent queries".
 """
 
 from __future__ import annotations

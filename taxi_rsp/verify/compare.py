@@ -6,7 +6,7 @@ time never repeats. The result files of other queries (``time,trigger,change,ran
 CSV or SPARQL JSON lines, ``.jsonl``, named after the query in summary.json) carry no delay and are
 compared line for line.
 Both files are streamed side by side, so memory stays constant however long they are
-(docs/performance.md, "polars at run time": a columnar comparison was slower).
+(docs/performance.md, its git history, "polars at run time": a columnar comparison was slower).
 """
 
 from __future__ import annotations
