@@ -9,7 +9,9 @@ _INFIX = {"+", "-", "*", "/", "=", "!=", "<", ">", "<=", ">=", "&&", "||"}
 
 
 def format_expr(expr: object) -> str:
-    """>>> format_expr(Call("+", (Var("x"), Const(Literal("1", "http://www.w3.org/2001/XMLSchema#integer")))))
+    """An expression as CQELS-QL text.
+
+    >>> format_expr(Call("+", (Var("x"), Const(Literal("1", "http://www.w3.org/2001/XMLSchema#integer")))))
     '(?x + 1)'
     """
     match expr:
