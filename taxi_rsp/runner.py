@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+import csv
+import itertools
 import os
 import resource
 import stat
@@ -96,6 +98,12 @@ def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) ->
         # CPU seconds of the same span: on a shared machine they, unlike exec_seconds, do not stretch.
         cpu_seconds = time.process_time() - cpu_started
         _check_unchanged(config.input, before)
+        if feeder.stats.lines_read and not feeder.stats.accepted:
+            # nothing reached the queries: keep the reasons, write nothing that looks like a result
+            outputs.commit_only(["rejects.csv"])
+            rejects = config.out / "rejects.csv"
+            raise UserError(f"no line of {config.input} was accepted: {first_rejects(rejects)}; see {rejects} "
+                            "(no result or summary was written)")
         summary = _summary(feeder.stats, session, exec_seconds)
         summary["cpu_seconds"] = round(cpu_seconds, 3)
         summary["rss_mib_at_lines"] = watch.rss_at_lines
@@ -132,6 +140,16 @@ def _check_input(path: Path) -> os.stat_result | None:
     except OSError as exc:
         raise UserError(f"cannot read input {path}: {exc.strerror}") from None
     return info
+
+
+def first_rejects(path: Path, count: int = 3) -> str:
+    """The first rejected lines as ``line N: reason``, for a one-line message."""
+    try:
+        with path.open(encoding="utf-8", newline="") as handle:
+            rows = list(itertools.islice(csv.reader(handle), 1, count + 1))
+    except OSError:
+        return "see rejects.csv"
+    return ", ".join(f"line {row[0]}: {row[1]}" for row in rows if len(row) >= 2) or "see rejects.csv"
 
 
 def _check_unchanged(path: Path, before: os.stat_result | None) -> None:

@@ -50,3 +50,27 @@ def test_a_committed_run_keeps_its_outputs_and_no_partial_file(tmp_path: Path) -
         outputs.commit_summary({"lines_read": 1})
     assert sorted(p.name for p in tmp_path.iterdir()) == ["q1.csv", "summary.json"]
     assert (tmp_path / "q1.csv").read_text() == "a line\n"
+
+
+def test_an_interrupted_run_removes_the_folder_it_made(tmp_path: Path) -> None:
+    """Ctrl-C before anything was committed: a folder the run created goes too (one that
+    was there before stays)."""
+    made, there = tmp_path / "new" / "out", tmp_path / "there"
+    there.mkdir()
+    for folder in (made, there):
+        with pytest.raises(KeyboardInterrupt):
+            with AtomicOutputs(folder) as outputs:
+                outputs.open("q1.csv").write("a line\n")
+                raise KeyboardInterrupt
+    assert not made.exists() and there.is_dir() and list(there.iterdir()) == []
+
+
+def test_commit_only_keeps_the_named_files_and_no_summary(tmp_path: Path) -> None:
+    with pytest.raises(RuntimeError):
+        with AtomicOutputs(tmp_path / "out") as outputs:
+            outputs.open("q1.csv").write("a line\n")
+            outputs.open("rejects.csv").write("line,reason\n")
+            outputs.commit_only(["rejects.csv"])
+            raise RuntimeError("the run failed")  # what the runner raises next
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["rejects.csv"]
+    assert (tmp_path / "out" / "rejects.csv").read_text() == "line,reason\n"

@@ -280,14 +280,16 @@ def test_window_longer_than_the_data_warns(tmp_path: Path) -> None:
 
 
 def test_only_bad_lines_is_an_error_naming_the_reasons(tmp_path: Path) -> None:
-    """Issue 18: a run in which every line was rejected exits non-zero (outputs and
-    summary are still written, as for any complete run)."""
+    """A run in which every line was rejected exits non-zero and leaves nothing that looks
+    like a result (issue 52): the rejects with their reasons, no outputs, no summary."""
     data = tmp_path / "in.csv"
     data.write_text(BAD + "\n")
-    result = cli("run", str(data), "--out", str(tmp_path / "out"))
-    assert_one_line_error(result, f"no line of {data} was accepted: line 1: field_count")
-    assert json.loads((tmp_path / "out" / "summary.json").read_text())["warnings"] == [
-        "no line was accepted (see rejects.csv): no trip reached the queries"]
+    out = tmp_path / "out"
+    result = cli("run", str(data), "--out", str(out))
+    assert_one_line_error(result, f"no line of {data} was accepted: line 1: field_count; see {out / 'rejects.csv'} "
+                                  "(no result or summary was written)")
+    assert sorted(p.name for p in out.iterdir()) == ["rejects.csv"]
+    assert "field_count" in (out / "rejects.csv").read_text()
 
 
 # --- The Spark baseline -----------------------------------------------------------------------

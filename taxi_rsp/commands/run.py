@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import itertools
 import sys
 from pathlib import Path
 
@@ -144,15 +143,9 @@ def main(args: argparse.Namespace) -> int:
                 live.close()
             raise
     print_summary(summary, args.out)
-    nothing_accepted = summary["lines_read"] and not summary["accepted"]
-    for warning in summary.get("warnings", []) if not nothing_accepted else ():  # the error below says it
+    for warning in summary.get("warnings", []):
         if warning not in warned:  # registration warnings were printed when they arose
             print(f"taxi-rsp run: warning: {warning}", file=sys.stderr)
-    if nothing_accepted:
-        if live is not None:
-            live.close()
-        raise UserError(f"no line of {args.input} was accepted: {first_rejects(args.out / 'rejects.csv')}; "
-                        f"see {args.out / 'rejects.csv'}")
     if live is not None:
         live.linger()
     return 0
@@ -190,15 +183,3 @@ def print_summary(summary: dict, out: Path) -> None:
                       if delays["mean"] is not None else "")
         print(f"  {name}: {what} -> {out / files.get(name, name + '.csv')}{delay_text}")
     print(f"  rejects -> {out / 'rejects.csv'}; summary -> {out / 'summary.json'}")
-
-
-def first_rejects(path: Path, count: int = 3) -> str:
-    """The first rejected lines as ``line N: reason``, for a one-line message."""
-    import csv
-
-    try:
-        with path.open(encoding="utf-8", newline="") as handle:
-            rows = list(itertools.islice(csv.reader(handle), 1, count + 1))
-    except OSError:
-        return "see rejects.csv"
-    return ", ".join(f"line {row[0]}: {row[1]}" for row in rows if len(row) >= 2) or "see rejects.csv"

@@ -67,6 +67,8 @@ class _OutputFile(io.TextIOWrapper):
 class AtomicOutputs:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
+        # made by this run: an aborted run that leaves it empty removes it
+        self._created = not directory.exists()
         try:
             directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -142,6 +144,29 @@ class AtomicOutputs:
         if summary is not None:  # complete: nothing left for abort() to take back
             self._renamed.clear()
 
+    def commit_only(self, names: Iterable[str]) -> None:
+        """Keep ``names`` (renamed into place) and drop every other file of this run: a
+        run that failed keeps what explains the failure (the rejects), nothing that
+        looks like a result, and no summary."""
+        keep = set(names)
+        for name, handle in self._open.items():
+            if name in keep:
+                handle.sync()
+                handle.close()
+            else:
+                handle.discard()
+        try:
+            for name in self._open:
+                if name in keep:
+                    os.replace(self.partial_path(name), self.directory / name)
+                else:
+                    self.partial_path(name).unlink(missing_ok=True)
+        except OSError as exc:
+            raise OutputError(f"cannot rename the outputs in {self.directory}: {exc.strerror}") from exc
+        self._open.clear()
+        self._partials.clear()
+        self._renamed.clear()
+
     def commit_summary(self, summary: dict) -> None:
         """:meth:`commit` with ``summary.json`` holding ``summary`` (the run is complete)."""
         self.commit("summary.json", json.dumps(summary, indent=2) + "\n")
@@ -166,6 +191,9 @@ class AtomicOutputs:
         self._open.clear()
         self._partials.clear()
         self._renamed.clear()
+        if self._created:
+            with contextlib.suppress(OSError):  # not empty (or gone): leave it
+                self.directory.rmdir()
 
 
 def _read_bytes(path: Path) -> bytes | None:
