@@ -99,7 +99,7 @@ def _narrow(node: P.PlanNode, needed: set[str]) -> P.PlanNode:
     """``node`` projected on ``needed`` when it is a window chain binding more, and the
     narrowing pays: a chain that computes (BIND) builds a new row per event anyway, so
     a narrower one costs nothing; a bare window holds the row its match built, which a
-    twin window of the same patterns holds too (see ``PlanBuilder._share_windows``),
+    twin window of the same patterns holds too (see ``taxi_rsp.planner.instantiate``),
     so a narrower copy costs a row per event and pays only when it drops at least half
     of the columns (measured: docs/performance.md, stop 33)."""
     kept = tuple(v for v in node.variables if v in needed)

@@ -31,6 +31,7 @@ class PhysicalPlan:
     ordered_root: Operator | None = None  # a top-k: its snapshot is the ordered result
     projection: tuple[int | None, ...] = ()
     report_policy: Callable[[], ReportPolicy] = IstreamDstream  # R2S, chosen by form and plan
+    tree: object = None  # the physical plan it was made from (printable: --explain)
 
 
 

@@ -149,7 +149,11 @@ class RegisteredQuery:
 
         from taxi_rsp.algebra.lint import cross_products
 
-        lines = [f"query {self.name}", "logical plan:", explain(self.logical.root, 1), "physical operators:"]
+        lines = [f"query {self.name}", "logical plan:", explain(self.logical.root, 1), "physical plan:"]
+        lines += ["  " + line for line in str(self.physical.tree).splitlines()]
+        # the operators it became, in flush order, as they run now (a specialised one may
+        # have handed over to its reference; windows say what they share)
+        lines.append("physical operators:")
         for op in self.physical.operators:
             kind = "compiled " if getattr(op, "compiled", False) else "reference"
             lines.append(f"  [{kind}] {op.describe()} -> {', '.join('?' + v for v in op.schema)}")

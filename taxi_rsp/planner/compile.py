@@ -23,6 +23,7 @@ from taxi_rsp.engine.query import Listener, RegisteredQuery
 from taxi_rsp.lang.ast import draws
 from taxi_rsp.lang.parser import parse_query
 from taxi_rsp.planner.builder import PlanBuilder
+from taxi_rsp.planner.instantiate import instantiate
 
 
 def compile_query(engine: Engine, text: str, name: str, params: dict[str, str] | None = None,
@@ -40,10 +41,9 @@ def compile_query(engine: Engine, text: str, name: str, params: dict[str, str] |
     key = (repr(logical.root), logical.form, logical.projection, repr(ast.template)) if shareable else None
     physical = engine.shared_plan(key)
     if physical is None:
-        builder = PlanBuilder(engine.dictionary, engine.static, config.top_k,
-                              engine.pipelines if config.share_pipelines else None,
-                              compiled=config.compiled, join_routing=config.join_routing)
-        physical = builder.build_query(logical)
+        builder = PlanBuilder(engine.dictionary, engine.static, config)
+        physical = instantiate(builder.plan_query(logical), engine.dictionary, engine.static,
+                               engine.pipelines if config.share_pipelines else None, builder.build)
     return QueryPlan(name, ast, logical, physical, key, source)
 
 

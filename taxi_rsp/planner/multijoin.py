@@ -2,22 +2,17 @@
 :class:`~taxi_rsp.engine.ops.mjoin.MultiJoinOp` (CQELS's routing of a join of three or
 more inputs with a stream among them), and how its static inputs are evaluated.
 
-The operator lives in :mod:`taxi_rsp.engine.ops.mjoin`; this module only decides and
-wires (:func:`build_multijoin` is the builder's hook).
+The operator lives in :mod:`taxi_rsp.engine.ops.mjoin`; this module only decides
+(:func:`plan_multijoin` is the builder's rule; the instantiation wires it).
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Callable
-
 from taxi_rsp.algebra import plan as P
 from taxi_rsp.algebra.analysis import certain_vars, conjuncts, expr_vars, has_scan
-from taxi_rsp.engine.expr import compile_expr
-from taxi_rsp.engine.ops.base import Delta, Operator
-from taxi_rsp.engine.ops.mjoin import MultiJoinOp, StaticCache, merged_schema
-from taxi_rsp.engine.ops.stateless import filter_step
+from taxi_rsp.engine.ops.mjoin import merged_schema
 from taxi_rsp.engine.routing import POLICIES
+from taxi_rsp.planner import physical as X
 
 
 def flatten(node: P.PlanNode) -> tuple[list[P.PlanNode], list] | None:
@@ -54,11 +49,13 @@ def flatten(node: P.PlanNode) -> tuple[list[P.PlanNode], list] | None:
     return leaves, filters
 
 
-def build_multijoin(builder, node: P.PlanNode, mode: str = "adaptive") -> Operator | None:
-    """The planner hook: a :class:`MultiJoinOp` for ``node`` when :func:`flatten`
-    accepts it, else None (the builder then makes binary joins). ``builder`` is a
-    :class:`~taxi_rsp.planner.builder.PlanBuilder`; ``mode`` is the engine's join routing
-    (:class:`~taxi_rsp.engine.config.EngineConfig`: adaptive, fixed or binary)."""
+def plan_multijoin(builder, node: P.PlanNode, mode: str = "adaptive") -> X.MultiJoin | None:
+    """The planner's rule: a :class:`~taxi_rsp.planner.physical.MultiJoin` for ``node``
+    when :func:`flatten` accepts it, else None (the builder then plans binary joins).
+    ``builder`` is a :class:`~taxi_rsp.planner.builder.PlanBuilder`; ``mode`` is the
+    engine's join routing (:class:`~taxi_rsp.engine.config.EngineConfig`: adaptive,
+    fixed or binary). A static leaf is planned once here for its schema, and planned and
+    evaluated again whenever the static data changes (see the instantiation)."""
     if mode == "binary":
         return None
     if mode not in POLICIES:
@@ -67,48 +64,10 @@ def build_multijoin(builder, node: P.PlanNode, mode: str = "adaptive") -> Operat
     if flat is None:
         return None
     leaves, conjuncts = flat
-    ops: list[Operator] = []
-    caches: list[StaticCache] = []
-    for leaf in leaves:
-        if has_scan(leaf):
-            ops.append(builder.build(leaf))
-        else:
-            cache = StaticCache(_static_evaluator(builder, leaf), lambda: builder.static.version)
-            builder.sources.append(cache)  # started with the query's other static sources
-            caches.append(cache)
-            ops.append(cache)
-    schemas = [op.schema for op in ops]
-    layout = {v: i for i, v in enumerate(merged_schema(schemas))}
-    filters = [(frozenset(expr_vars(c) or ()), filter_step(compile_expr(c, layout, builder.dictionary)))
-               for c in conjuncts]
-    join = MultiJoinOp(schemas, [certain_vars(leaf) for leaf in leaves], filters, POLICIES[mode]())
-    join.caches = caches
-    builder.add(join)
-    for j, op in enumerate(ops):
-        builder.connect(op, join.input(j))
-    return join
+    joined = tuple(builder.build(leaf) if has_scan(leaf) else X.StaticInput(builder.build(leaf).schema, leaf)
+                   for leaf in leaves)
+    return X.MultiJoin(merged_schema([n.schema for n in joined]), joined,
+                       tuple(frozenset(certain_vars(leaf)) for leaf in leaves), tuple(conjuncts), mode)
 
 
-def _static_evaluator(builder, leaf: P.PlanNode) -> Callable[[], tuple[tuple[str, ...], Counter]]:
-    """Evaluate a static sub-plan with a private builder of the same kind."""
-
-    def evaluate() -> tuple[tuple[str, ...], Counter]:
-        private = type(builder)(builder.dictionary, builder.static, builder.top_k)
-        op = private.build(leaf)
-        rows: Counter = Counter()
-
-        def collect(deltas: list[Delta]) -> None:
-            for row, mult in deltas:
-                rows[row] += mult
-
-        op.connect(collect)
-        for source in private.sources:
-            source.start()
-        for stateful in private.operators:
-            stateful.flush()
-        return op.schema, +rows
-
-    return evaluate
-
-
-__all__ = ["build_multijoin", "flatten"]
+__all__ = ["flatten", "plan_multijoin"]

@@ -41,13 +41,11 @@ from __future__ import annotations
 
 from bisect import bisect_left, insort
 from collections import deque
-from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
 import cython
 
-from taxi_rsp.algebra.plan import volatile_step
 from taxi_rsp.engine.compiled.codegen import SMALL_INTS, ChunkCompiler, NoFast, Miss, type_codes
 from taxi_rsp.engine.expr import Compiled, ExprError
 from taxi_rsp.engine.cells import InCell
@@ -58,7 +56,6 @@ from taxi_rsp.engine.ops.group import ERROR, GroupOp
 from taxi_rsp.engine.ops.match import BGPMatcher
 from taxi_rsp.engine.view import EventView
 from taxi_rsp.engine.ops.window import WindowScan
-from taxi_rsp.engine.ops.window_kinds import RangeWindow
 from taxi_rsp.engine.reclaim import retired
 from taxi_rsp.lang import ast
 from taxi_rsp.lang.ast import WindowSpec
@@ -637,20 +634,3 @@ def _changed_test(key_width: int, width: int) -> str:
     """
     parts = [f"(old[{i}] is not new[{i}] and old[{i}] != new[{i}])" for i in range(key_width, key_width + width)]
     return f"old is not new and (old is None or new is None{''.join(' or ' + p for p in parts)})"
-
-
-def fuse_group(window: WindowScan, keys: tuple[str, ...], aggregates: list, dictionary: Dictionary,
-               compile_closure: Callable[[Any, tuple[str, ...]], Compiled]) -> CompiledAggregate | None:
-    """The compiled form of GROUP BY ``keys`` directly over ``window`` (with its fused
-    steps), or None when the shape is outside what :class:`CompiledAggregate` covers."""
-    if (type(window.kind) is not RangeWindow  # RANGE or NOW; not SLIDE, TRIPLES or ALL
-            or window.fused_steps is None or not window.feeds_one):
-        return None
-    if any(volatile_step(spec.description) for spec in window.fused_steps):
-        return None  # volatile steps (RAND()) stay on the reference window: one draw per row, retracted as drawn
-    if any(agg.distinct or agg.name not in FUSABLE for _, agg in aggregates):
-        return None
-    specs = [(var, agg.name, agg.distinct, agg.arg,
-              None if agg.arg is None else compile_closure(agg.arg, window.schema))
-             for var, agg in aggregates]
-    return CompiledAggregate(window, keys, specs, dictionary)

@@ -1,0 +1,309 @@
+"""Physical plan -> runtime operators: :func:`instantiate` makes one operator per node of
+a :class:`~taxi_rsp.planner.physical.PhysicalTree`, bottom-up (a valid order for the
+per-instant flush), compiles its expressions against its input's schema, wires each
+operator to its consumer, and shares what the engine shares:
+
+* windows of the query with the same stream, window and triple patterns keep one
+  buffer and one expiry (:meth:`~taxi_rsp.engine.ops.window.WindowScan.absorb`);
+* every window's match and fused steps go into the engine's per-event pipelines
+  (:class:`~taxi_rsp.engine.pipeline.PipelineRegistry`), shared across queries.
+
+The tier of each node was decided by the planner: a specialised node becomes the
+operator of :mod:`taxi_rsp.engine.compiled`, holding its reference twin from
+:mod:`taxi_rsp.engine.ops` to hand over to.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from functools import partial
+
+from taxi_rsp.algebra import plan as P
+from taxi_rsp.algebra.analysis import expr_vars
+from taxi_rsp.engine.compiled.aggregate import CompiledAggregate
+from taxi_rsp.engine.compiled.codegen import compile_chunk
+from taxi_rsp.engine.compiled.correlated import compile_correlated
+from taxi_rsp.engine.compiled.group import CompiledGroup
+from taxi_rsp.engine.compiled.join import CompiledJoin
+from taxi_rsp.engine.compiled.match import CompiledMatcher
+from taxi_rsp.engine.compiled.topk import CompiledTopK
+from taxi_rsp.engine.expr import compile_expr
+from taxi_rsp.engine.ops.base import Delta, Operator
+from taxi_rsp.engine.ops.distinct import DistinctOp
+from taxi_rsp.engine.ops.group import GroupOp
+from taxi_rsp.engine.ops.join import JoinOp
+from taxi_rsp.engine.ops.match import BGPMatcher
+from taxi_rsp.engine.ops.minus import AntiJoinOp, LeftJoinOp, SemiJoinOp
+from taxi_rsp.engine.ops.mjoin import MultiJoinOp, StaticCache
+from taxi_rsp.engine.ops.source import StaticSource
+from taxi_rsp.engine.ops.stateless import MapOp, Step, UnionOp, extend_step, filter_step, project_step
+from taxi_rsp.engine.ops.tma import TmaTopKOp
+from taxi_rsp.engine.ops.topk import TopKOp
+from taxi_rsp.engine.ops.window import WindowScan
+from taxi_rsp.engine.ops.window_kinds import window_kind
+from taxi_rsp.engine.physical import PhysicalPlan
+from taxi_rsp.engine.pipeline import PipelineRegistry
+from taxi_rsp.engine.policies import report_policy_for
+from taxi_rsp.engine.routing import POLICIES
+from taxi_rsp.engine.static import StaticStore
+from taxi_rsp.planner import physical as X
+from taxi_rsp.rdf.dictionary import Dictionary
+from taxi_rsp.rdf.terms import IRI
+
+
+def instantiate(tree: X.PhysicalTree, dictionary: Dictionary, static: StaticStore,
+                pipelines: PipelineRegistry | None = None,
+                plan_static: Callable[[P.PlanNode], X.Node] | None = None) -> PhysicalPlan:
+    """The operators of ``tree``, wired; ``pipelines``: the engine's shared per-event
+    pipelines (None: a registry of the query's own); ``plan_static``: plans a static
+    input of a multi-way join again when the static data changes."""
+    return _Instantiation(dictionary, static, pipelines, plan_static).plan(tree)
+
+
+class _Instantiation:
+    def __init__(self, dictionary: Dictionary, static: StaticStore, pipelines: PipelineRegistry | None,
+                 plan_static: Callable[[P.PlanNode], X.Node] | None) -> None:
+        self.dictionary = dictionary
+        self.static = static
+        self.pipelines = pipelines if pipelines is not None else PipelineRegistry(dictionary)
+        self.plan_static = plan_static
+        self.windows: list[Operator] = []
+        self.operators: list[Operator] = []
+        self.sources: list[Operator] = []
+        self.compile_steps = partial(compile_chunk, dictionary)  # the specialised tier's step compiler
+        self._specialised_windows: set[int] = set()  # windows whose shared steps are compiled
+
+    def plan(self, tree: X.PhysicalTree) -> PhysicalPlan:
+        root = self.make(tree.root)
+        self._share_windows()
+        ordered = root if tree.ordered else None
+        return PhysicalPlan(root, self.windows, self.operators, self.sources, ordered, tree.projection,
+                            report_policy_for(tree.form, tree.ordered), tree)
+
+    def make(self, node: X.Node) -> Operator:
+        """The operator of ``node`` (its inputs made and connected first)."""
+        op = self._make(node)
+        if op.schema != node.schema:  # the planner and the operators must agree on every row's layout
+            raise AssertionError(f"{node.label()}: planned {node.schema}, built {op.schema}")
+        return op
+
+    def _make(self, node: X.Node) -> Operator:
+        match node:
+            case X.Window():
+                return self._window(node)
+            case X.Source():
+                source = self._add(StaticSource(node.schema, list(node.rows)))
+                self.sources.append(source)
+                return source
+            case X.Map():
+                child = self.make(node.child)
+                op = self._map(node, child.schema)
+                self._add(op)
+                child.connect(op.push)
+                return op
+            case X.Join():
+                left, right = self.make(node.left), self.make(node.right)
+                join: Operator = JoinOp(left.schema, right.schema)
+                if node.specialised:
+                    join = CompiledJoin(left.schema, right.schema, join)
+                self._add(join)
+                left.connect(join.push_left)
+                right.connect(join.push_right)
+                return join
+            case X.MultiJoin():
+                return self._multijoin(node)
+            case X.Correlated():
+                return self._correlated(node)
+            case X.Union():
+                inputs = [self.make(branch) for branch in node.branches]
+                union = self._add(UnionOp(node.schema, [op.schema for op in inputs]))
+                for port, op in enumerate(inputs):
+                    op.connect(union.input(port))
+                return union
+            case X.Group():
+                child = self.make(node.child)
+                return self._group(node, child)
+            case X.WindowAggregate():
+                window = self._window(node.window)
+                specs = [(var, agg.name, agg.distinct, agg.arg,
+                          None if agg.arg is None else self._expr(agg.arg, window.schema))
+                         for var, agg in node.aggregates]
+                fused = CompiledAggregate(window, node.keys, specs, self.dictionary)
+                self.windows[self.windows.index(window)] = fused
+                self.operators[self.operators.index(window)] = fused
+                return fused
+            case X.Distinct():
+                child = self.make(node.child)
+                distinct = self._add(DistinctOp(child.schema))
+                child.connect(distinct.push)
+                return distinct
+            case X.TopK():
+                return self._topk(node)
+            case X.TmaTopK():
+                child = self.make(node.child)
+                order = [(self._expr(expr, child.schema), desc) for expr, desc in node.order]
+                topk = self._add(TmaTopKOp(child.schema, order, node.limit, node.offset, node.score,
+                                           dict(node.directions), self.dictionary.value))
+                child.connect(topk.push)
+                return topk
+        raise TypeError(f"cannot instantiate {type(node).__name__}")
+
+    # -- helpers -----------------------------------------------------------------------
+    def _add(self, op: Operator) -> Operator:
+        """Record an operator of the plan (flushed and sized with it, in this order)."""
+        self.operators.append(op)
+        return op
+
+    def _expr(self, expr, schema: tuple[str, ...]):
+        return compile_expr(expr, {v: i for i, v in enumerate(schema)}, self.dictionary)
+
+    def _step(self, step: P.FusedStep, schema: tuple[str, ...]) -> tuple[Step, tuple[str, ...]]:
+        """The generic function of a fused step over rows of ``schema``, and its output schema."""
+        if isinstance(step, P.Filter):
+            return filter_step(self._expr(step.expr, schema)), schema
+        if isinstance(step, P.Extend):
+            return extend_step(self._expr(step.expr, schema), self.dictionary), schema + (step.var,)
+        positions = tuple(schema.index(v) if v in schema else None for v in step.vars)
+        return project_step(positions), step.vars
+
+    def _window(self, node: X.Window) -> WindowScan:
+        matcher = (CompiledMatcher if node.specialised else BGPMatcher)(node.triples, self.dictionary)
+        window = WindowScan(self.dictionary.encode(IRI(node.stream)), node.spec, matcher, window_kind(node.spec))
+        for step in node.steps:
+            function, schema = self._step(step, window.schema)
+            window.fuse(function, schema, step)
+        if node.specialised:
+            self._specialised_windows.add(id(window))
+        self.windows.append(self._add(window))
+        return window
+
+    def _map(self, node: X.Map, schema: tuple[str, ...]) -> MapOp:
+        """The map of ``node`` over rows of ``schema`` (not added to the plan)."""
+        compile_steps = self.compile_steps if node.specialised else None
+        op = None
+        for step in node.steps:
+            function, out = self._step(step, schema if op is None else op.schema)
+            if op is None:
+                op = MapOp(out, function, X.step_label(step), step, schema, compile_steps)
+            else:
+                op.fuse(function, out, X.step_label(step), step)
+        assert op is not None
+        return op
+
+    def _group(self, node: X.Group, child: Operator) -> Operator:
+        aggregates = [(var, agg.name, agg.distinct,
+                       None if agg.arg is None else self._expr(agg.arg, child.schema), agg.separator)
+                      for var, agg in node.aggregates]
+        group: Operator = GroupOp(child.schema, node.keys, aggregates, self.dictionary)
+        if node.specialised:
+            group = CompiledGroup(child.schema, node.keys,
+                                  [(v, a.name, a.distinct, a.arg, spec[3]) for (v, a), spec
+                                   in zip(node.aggregates, aggregates)], group, self.dictionary)
+        self._add(group)
+        child.connect(group.push)
+        return group
+
+    def _correlated(self, node: X.Correlated) -> Operator:
+        left, right = self.make(node.left), self.make(node.right)
+        if node.kind == "LeftJoin":
+            op = LeftJoinOp(left.schema, right.schema)
+        elif node.kind == "SemiJoin":
+            op = SemiJoinOp(left.schema, right.schema)
+        else:
+            op = AntiJoinOp(left.schema, right.schema, minus=node.minus)
+        if node.condition is not None:
+            op.set_condition(self._expr(node.condition, op.merged_schema))
+        correlated: Operator = op
+        if node.specialised:
+            correlated = compile_correlated(op, left.schema, right.schema, node.condition, self.dictionary)
+        self._add(correlated)
+        left.connect(correlated.push_left)
+        right.connect(correlated.push_right)
+        return correlated
+
+    def _topk(self, node: X.TopK) -> Operator:
+        child = self.make(node.child)
+        extends = node.extends
+        schema = extends.schema if extends is not None else child.schema  # the rows the top-k orders
+        order = [(self._expr(expr, schema), desc) for expr, desc in node.order]
+        topk: Operator = TopKOp(schema, order, node.limit, node.offset, node.emits_deltas)
+        if node.specialised:
+            topk = CompiledTopK(schema, list(node.order), node.limit, node.offset, node.emits_deltas,
+                                topk, self.dictionary)
+            if extends is not None:
+                # the BINDs' reference chain (compiled on the first row, as a map's would be);
+                # the top-k extends only the rows it reports
+                chain = self._map(extends, child.schema)
+                topk.fuse_extends(child.schema, [(step.var, step.expr) for step in extends.steps], chain.apply)
+        self._add(topk)
+        child.connect(topk.push)
+        return topk
+
+    def _multijoin(self, node: X.MultiJoin) -> Operator:
+        ops: list[Operator] = []
+        caches: list[StaticCache] = []
+        for joined in node.joined:
+            if isinstance(joined, X.StaticInput):
+                cache = StaticCache(self._static_evaluator(joined.plan), lambda: self.static.version)
+                self.sources.append(cache)  # started with the query's other static sources
+                caches.append(cache)
+                ops.append(cache)
+            else:
+                ops.append(self.make(joined))
+        schemas = [op.schema for op in ops]
+        layout = {v: i for i, v in enumerate(node.schema)}
+        filters = [(frozenset(expr_vars(c) or ()), filter_step(compile_expr(c, layout, self.dictionary)))
+                   for c in node.filters]
+        join = MultiJoinOp(schemas, [set(c) for c in node.certain], filters, POLICIES[node.routing]())
+        join.caches = caches
+        self._add(join)
+        for j, op in enumerate(ops):
+            op.connect(join.input(j))
+        return join
+
+    def _static_evaluator(self, leaf: P.PlanNode) -> Callable[[], tuple[tuple[str, ...], Counter]]:
+        """Plan and evaluate a static sub-plan with operators of its own (again at each
+        change of the static data: its named graphs, say, may have changed)."""
+        if self.plan_static is None:
+            raise TypeError("a multi-way join with a static input needs plan_static")
+        plan_static = self.plan_static
+
+        def evaluate() -> tuple[tuple[str, ...], Counter]:
+            private = _Instantiation(self.dictionary, self.static, None, plan_static)
+            op = private.make(plan_static(leaf))
+            rows: Counter = Counter()
+
+            def collect(deltas: list[Delta]) -> None:
+                for row, mult in deltas:
+                    rows[row] += mult
+
+            op.connect(collect)
+            for source in private.sources:
+                source.start()
+            for stateful in private.operators:
+                stateful.flush()
+            return op.schema, +rows
+
+        return evaluate
+
+    def _share_windows(self) -> None:
+        """Put every window's chain into the shared pipelines; windows of this query with
+        the same stream, window and triple patterns become one buffer (and one expiry)
+        feeding all their consumers."""
+        kept: dict[tuple, WindowScan] = {}
+        for window in list(self.windows):
+            if not isinstance(window, WindowScan):
+                continue  # a window aggregate matches and derives on its own
+            compile_steps = self.compile_steps if id(window) in self._specialised_windows else None
+            leaf = window.share(self.pipelines, compile_steps)
+            if leaf is None:
+                continue
+            root = leaf
+            while root.parent is not None:
+                root = root.parent
+            first = kept.setdefault((window.stream, window.spec, id(root)), window)
+            if first is not window:
+                first.absorb(window)
+                self.windows.remove(window)
+

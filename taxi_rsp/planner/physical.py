@@ -1,0 +1,299 @@
+"""The physical plan: a frozen tree saying which operator computes each part of a query,
+which steps are fused into it, and which tier runs it — decided by the planner's rules
+(:mod:`taxi_rsp.planner.builder`), wired into runtime operators by
+:func:`~taxi_rsp.planner.instantiate.instantiate`, printed by ``--explain``.
+
+A node's ``specialised`` flag says whether the specialised tier
+(:mod:`taxi_rsp.engine.compiled`: code generated for the query) runs it, or the
+reference operator (:mod:`taxi_rsp.engine.ops`).
+
+>>> from taxi_rsp.lang.ast import TriplePattern, Var, WindowSpec
+>>> from taxi_rsp.rdf.terms import IRI
+>>> scan = Window(("s", "o"), "http://s", WindowSpec("RANGE", range_ms=60000),
+...               (TriplePattern(Var("s"), IRI("http://p"), Var("o")),), ("s", "o"), (), True)
+>>> print(render(Distinct(("s", "o"), scan)))
+Distinct -> ?s ?o
+  Window <http://s> [RANGE 60000ms], 1 pattern, generated matcher -> ?s ?o
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from taxi_rsp.algebra import plan as P
+from taxi_rsp.algebra.pretty import format_expr
+from taxi_rsp.lang.ast import Aggregate, Expr, TriplePattern, WindowSpec
+
+
+def _tier(specialised: bool) -> str:
+    return "specialised" if specialised else "reference"
+
+
+def _steps(steps: tuple[P.FusedStep, ...]) -> str:
+    return ", ".join(step_label(s) for s in steps)
+
+
+def step_label(step: P.FusedStep) -> str:
+    """A fused step in one phrase, e.g. ``BIND ?cell`` (the same words as a MapOp's label)."""
+    if isinstance(step, P.Filter):
+        return "Filter"
+    if isinstance(step, P.Extend):
+        return f"Extend ?{step.var}"
+    return "Project"
+
+
+def _window(spec: WindowSpec) -> str:
+    parts = [spec.kind]
+    if spec.range_ms is not None:
+        parts.append(f"{spec.range_ms}ms")
+    if spec.slide_ms is not None:
+        parts.append(f"SLIDE {spec.slide_ms}ms")
+    if spec.count is not None:
+        parts.append(str(spec.count))
+    return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class Node:
+    """A physical operator: the variables of its rows (``schema``), its inputs."""
+
+    schema: tuple[str, ...]
+
+    @property
+    def inputs(self) -> tuple[Node, ...]:
+        return ()
+
+    def label(self) -> str:
+        return type(self).__name__
+
+
+@dataclass(frozen=True)
+class Window(Node):
+    """A window over ``stream`` matching ``triples`` in each event (rows of
+    ``match_schema``), then the fused ``steps``."""
+
+    stream: str
+    spec: WindowSpec
+    triples: tuple[TriplePattern, ...]
+    match_schema: tuple[str, ...]
+    steps: tuple[P.FusedStep, ...]
+    specialised: bool  # a generated matcher and generated fused steps
+
+    def label(self) -> str:
+        n = len(self.triples)
+        fused = f" + {_steps(self.steps)}" if self.steps else ""
+        matcher = "generated matcher" if self.specialised else "reference matcher"
+        return f"Window <{self.stream}> [{_window(self.spec)}], {n} pattern{'s' * (n != 1)}, {matcher}{fused}"
+
+
+@dataclass(frozen=True)
+class Source(Node):
+    """A constant relation: static data matched at registration, VALUES, the unit."""
+
+    what: str
+    rows: tuple[tuple, ...] = field(compare=False, repr=False)
+
+    def label(self) -> str:
+        return f"Source {self.what} ({len(self.rows)} rows)"
+
+
+@dataclass(frozen=True)
+class Map(Node):
+    """Stateless steps over ``child``'s rows (FILTER, BIND, projection)."""
+
+    child: Node
+    steps: tuple[P.FusedStep, ...]
+    specialised: bool  # the steps compiled into one generated function
+
+    @property
+    def inputs(self) -> tuple[Node, ...]:
+        return (self.child,)
+
+    def label(self) -> str:
+        return f"Map [{_tier(self.specialised)}] {_steps(self.steps)}"
+
+
+@dataclass(frozen=True)
+class Join(Node):
+    left: Node
+    right: Node
+    specialised: bool
+
+    @property
+    def inputs(self) -> tuple[Node, ...]:
+        return (self.left, self.right)
+
+    def label(self) -> str:
+        shared = [v for v in self.left.schema if v in self.right.schema]
+        return f"Join [{_tier(self.specialised)}] on {', '.join('?' + v for v in shared) or 'nothing (cross product)'}"
+
+
+@dataclass(frozen=True)
+class StaticInput(Node):
+    """A static input of a multi-way join: ``plan`` evaluated over the static data, again
+    whenever the static data changes."""
+
+    plan: P.PlanNode = field(compare=False)
+
+    def label(self) -> str:
+        return "StaticInput (re-evaluated when the static data changes)"
+
+
+@dataclass(frozen=True)
+class MultiJoin(Node):
+    """A join of three or more inputs with a stream among them, probed in an order the
+    ``routing`` policy chooses per arrival; ``filters`` are evaluated as soon as their
+    variables are bound."""
+
+    joined: tuple[Node, ...]
+    certain: tuple[frozenset[str], ...]
+    filters: tuple[Expr, ...]
+    routing: str
+
+    @property
+    def inputs(self) -> tuple[Node, ...]:
+        return self.joined
+
+    def label(self) -> str:
+        return f"MultiJoin [{self.routing} routing] of {len(self.joined)} inputs, {len(self.filters)} filters"
+
+
+@dataclass(frozen=True)
+class Correlated(Node):
+    """OPTIONAL (LeftJoin), MINUS / NOT EXISTS (AntiJoin), EXISTS (SemiJoin)."""
+
+    kind: str  # LeftJoin, AntiJoin, SemiJoin
+    left: Node
+    right: Node
+    condition: Expr | None
+    minus: bool
+    specialised: bool
+
+    @property
+    def inputs(self) -> tuple[Node, ...]:
+        return (self.left, self.right)
+
+    def label(self) -> str:
+        name = {"LeftJoin": "Optional", "SemiJoin": "Exists"}.get(self.kind, "Minus" if self.minus else "NotExists")
+        condition = f" if {format_expr(self.condition)}" if self.condition is not None else ""
+        return f"{name} [{_tier(self.specialised)}]{condition}"
+
+
+@dataclass(frozen=True)
+class Union(Node):
+    branches: tuple[Node, ...]
+
+    @property
+    def inputs(self) -> tuple[Node, ...]:
+        return self.branches
+
+
+@dataclass(frozen=True)
+class Group(Node):
+    child: Node
+    keys: tuple[str, ...]
+    aggregates: tuple[tuple[str, Aggregate], ...]
+    specialised: bool
+
+    @property
+    def inputs(self) -> tuple[Node, ...]:
+        return (self.child,)
+
+    def label(self) -> str:
+        return f"Group [{_tier(self.specialised)}] by {_keys(self.keys)}: {_aggregates(self.aggregates)}"
+
+
+@dataclass(frozen=True)
+class WindowAggregate(Node):
+    """GROUP BY straight over a window and its fused steps, as one generated operator."""
+
+    window: Window
+    keys: tuple[str, ...]
+    aggregates: tuple[tuple[str, Aggregate], ...]
+
+    @property
+    def inputs(self) -> tuple[Node, ...]:
+        return (self.window,)
+
+    def label(self) -> str:
+        return f"WindowAggregate [specialised] by {_keys(self.keys)}: {_aggregates(self.aggregates)}"
+
+
+@dataclass(frozen=True)
+class Distinct(Node):
+    child: Node
+
+    @property
+    def inputs(self) -> tuple[Node, ...]:
+        return (self.child,)
+
+
+@dataclass(frozen=True)
+class TopK(Node):
+    """ORDER BY … LIMIT over ``child``; the specialised one may take over the BIND steps
+    of a Map right below it (``extends``: the Map it absorbed, whose rows it reads)."""
+
+    child: Node
+    order: tuple[tuple[Expr, bool], ...]
+    limit: int | None
+    offset: int
+    emits_deltas: bool
+    specialised: bool
+    extends: Map | None = None
+
+    @property
+    def inputs(self) -> tuple[Node, ...]:
+        return (self.child,)
+
+    def label(self) -> str:
+        order = ", ".join(f"{'DESC' if desc else 'ASC'} {format_expr(expr)}" for expr, desc in self.order)
+        absorbed = f" + {_steps(self.extends.steps)}" if self.extends is not None else ""
+        return f"TopK [{_tier(self.specialised)}] {order} offset {self.offset} limit {self.limit}{absorbed}"
+
+
+@dataclass(frozen=True)
+class TmaTopK(Node):
+    """The TMA grid top-k: the first ORDER BY key is monotone in ``directions``' variables."""
+
+    child: Node
+    order: tuple[tuple[Expr, bool], ...]
+    limit: int
+    offset: int
+    score: Expr
+    directions: tuple[tuple[str, int], ...]
+
+    @property
+    def inputs(self) -> tuple[Node, ...]:
+        return (self.child,)
+
+    def label(self) -> str:
+        return f"TmaTopK [reference] k={self.limit} over {', '.join('?' + v for v, _ in self.directions)}"
+
+
+def _keys(keys: tuple[str, ...]) -> str:
+    return ", ".join("?" + k for k in keys) or "()"
+
+
+def _aggregates(aggregates: tuple[tuple[str, Aggregate], ...]) -> str:
+    return ", ".join(f"?{var} := {agg.name}" for var, agg in aggregates)
+
+
+def render(node: Node, indent: int = 0) -> str:
+    """The tree, one node a line, inputs indented below it."""
+    lines = [f"{'  ' * indent}{node.label()} -> {' '.join('?' + v for v in node.schema)}"]
+    lines += [render(child, indent + 1) for child in node.inputs]
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class PhysicalTree:
+    """A query's physical plan: ``root``, and for an ordered result which of its
+    columns the output projects (``projection``: positions in the root's schema)."""
+
+    root: Node
+    ordered: bool
+    projection: tuple[int | None, ...]
+    form: str
+
+    def __str__(self) -> str:
+        return render(self.root)
