@@ -48,6 +48,7 @@ NATIVE_MODULES: tuple[str, ...] = (
     "taxi_rsp.engine.expr",
     "taxi_rsp.engine.query",
     "taxi_rsp.engine.policies",
+    "taxi_rsp.engine.emitters",
     "taxi_rsp.engine.report",
     "taxi_rsp.engine.pipeline",
     "taxi_rsp.engine.routing",

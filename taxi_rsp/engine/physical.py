@@ -14,7 +14,7 @@ from taxi_rsp.algebra.plan import LogicalPlan
 from taxi_rsp.engine.ops.base import Operator
 from taxi_rsp.engine.ops.source import StaticSource
 from taxi_rsp.engine.ops.window import WindowScan
-from taxi_rsp.engine.policies import IstreamDstream, ReportPolicy
+from taxi_rsp.engine.policies import ReportPolicy, report_policy_for
 from taxi_rsp.lang.ast import Query
 
 
@@ -30,7 +30,7 @@ class PhysicalPlan:
     sources: list[StaticSource] = field(default_factory=list)
     ordered_root: Operator | None = None  # a top-k: its snapshot is the ordered result
     projection: tuple[int | None, ...] = ()
-    report_policy: Callable[[], ReportPolicy] = IstreamDstream  # R2S, chosen by form and plan
+    report_policy: Callable[[], ReportPolicy] = report_policy_for("SELECT", False)  # chosen by form and plan
     tree: object = None  # the physical plan it was made from (printable: --explain)
 
 

@@ -1,33 +1,33 @@
 """The RSP policies of a registered query, after RSP4J / YASPER: what advances time
-(the tick policy) and when and what a query reports (the report policy, R2S).
+(the tick policy), *when* a query reports (its reporting strategy) and *what* it
+reports (its R2S emitter, :mod:`taxi_rsp.engine.emitters`).
 
 The engine only drives them: :meth:`Engine.process` hands each event to the tick
-policy of the queries, and :meth:`RegisteredQuery.evaluate` asks its report policy
-for the output of an instant. Each policy has a ``name`` that ``--explain`` prints.
+policy of the queries, and :meth:`RegisteredQuery.evaluate` asks its report policy —
+a strategy and an emitter (:class:`Reporting`) — for the output of an instant. Each
+has a ``name`` that ``--explain`` prints.
 
-Report policies (chosen per query form when the query is registered):
+Reporting strategies:
 
-* :class:`OnContentChange` - ``SELECT ... ORDER BY``: the ordered result (a snapshot of
-  the top-k) is reported when it differs from the last report (RSP4J: content change);
-* :class:`IstreamDstream` - other ``SELECT``: the net rows inserted and deleted during
-  the instant, when there are any;
-* :class:`ConstructStream` - ``CONSTRUCT``: the triples instantiated from the rows
-  inserted during the instant, when there are any.
+* :class:`OnContentChange` - report when the content differs from the last report;
+* :class:`NonEmptyContent` - report whenever there is content (a change in the instant).
+
+The planner pairs them by the query's form (:func:`report_policy_for`): ``SELECT ...
+ORDER BY`` the Rstream of the ordered result on content change; other ``SELECT`` the
+Istream/Dstream rows, and ``CONSTRUCT`` the triples of the inserted rows, when non-empty.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 from typing import Any, Protocol
 
 import cython
 
-from taxi_rsp.engine.ops.stateless import project_step
 from taxi_rsp.engine.expr import set_event_time
 from taxi_rsp.engine.view import EventView
 from taxi_rsp.engine.report import QueryOutput, Trigger
-from taxi_rsp.engine.rowcache import ByIdentity
+from taxi_rsp.engine.emitters import ConstructStream, Emitter, IstreamDstream, Rstream
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.events import GraphEvent
 
@@ -102,6 +102,7 @@ class EventTimeTick:
 
 class ReportPolicy(Protocol):
     name: str
+    what: Emitter  # the R2S emitter (attached to the plan's root when registered)
 
     def report(self, query: PolicyQuery, trigger: Trigger) -> QueryOutput | None:
         """The output of the instant that just closed, or None when nothing is reported."""
@@ -109,95 +110,64 @@ class ReportPolicy(Protocol):
 
 @cython.cclass
 class OnContentChange:
-    """The whole ordered result, when it differs from the last one reported.
-    (Compiled, an extension type: it runs every instant, and for a reported one its
-    work counts in the output line's delay; its fields are C struct fields.)"""
+    """Report when the content differs from the last one reported (RSP4J's content
+    change). (Compiled, an extension type: it runs every instant that has content.)"""
 
-    name = "on content change (the ordered result, when it differs from the last report)"
-    last = cython.declare(list, visibility="readonly")
-    _root = cython.declare(object)
-    _projected = cython.declare(object)  # ByIdentity | None
+    name = "on content change"
+    last = cython.declare(object, visibility="readonly")
 
     def __init__(self) -> None:
         self.last = []  # before the first report: the empty result
-        # the plan's ordered root and projection, looked up once (a policy serves one query)
-        self._root = None
-        # projections of the last snapshot's rows: a row the root reports again (as the
-        # same object) keeps its projection, so comparing with the last result finds the
-        # rows identical without comparing their values
-        self._projected = None
+
+    def due(self, content: object) -> bool:
+        if content == self.last:
+            return False
+        self.last = content
+        return True
+
+
+class NonEmptyContent:
+    """Report whenever the instant has content (its emitter saw a change)."""
+
+    name = "on non-empty content"
+
+    def due(self, content: object) -> bool:
+        return True
+
+
+@cython.cclass
+class Reporting:
+    """A report policy: the reporting strategy ``when`` and the emitter ``what``.
+    (Compiled: it runs every instant.)"""
+
+    when = cython.declare(object, visibility="readonly")
+    what = cython.declare(object, visibility="readonly")
+
+    def __init__(self, when: OnContentChange | NonEmptyContent, what: Emitter) -> None:
+        self.when = when
+        self.what = what
+
+    @property
+    def name(self) -> str:
+        return f"{self.what.name}, {self.when.name}"
 
     def report(self, query: PolicyQuery, trigger: Trigger) -> QueryOutput | None:
-        root = self._root
-        if root is None:
-            root = self._root = query.physical.ordered_root
-        if not root.changed:
+        what = self.what
+        content = what.content(query)
+        if content is None or not self.when.due(content):
             return None
-        projected = self._projected
-        if projected is None:
-            projected = self._projected = ByIdentity(project_step(query.physical.projection))
-        snapshot = projected.map(root.snapshot())
-        if snapshot == self.last:
-            return None
-        self.last = snapshot
-        return QueryOutput(query.name, query.dictionary, trigger, query.columns, rows=snapshot)
+        return what.output(query, trigger, content)
 
 
-class IstreamDstream:
-    """The net rows inserted and deleted during the instant (rows collected from the
-    plan's root as deltas), when there are any."""
+def report_policy_for(form: str, ordered_result: bool) -> Callable[[], Reporting]:
+    """How a query reports, chosen by the planner by the query's form and whether its plan
+    ends in a top-k: a factory (each registered query makes its own policy).
 
-    name = "Istream/Dstream (the rows inserted and deleted during the instant)"
-
-    def __init__(self) -> None:
-        self.pending: Counter = Counter()
-
-    def collect(self, deltas: list) -> None:
-        pending = self.pending
-        for row, mult in deltas:
-            pending[row] += mult
-
-    def changes(self, query: PolicyQuery) -> tuple[list[tuple], list[tuple]]:
-        project = project_step(query.physical.projection)
-        inserted: list[tuple] = []
-        deleted: list[tuple] = []
-        for row, mult in self.pending.items():
-            projected = project(row)
-            if mult > 0:
-                inserted.extend([projected] * mult)
-            elif mult < 0:
-                deleted.extend([projected] * -mult)
-        self.pending.clear()
-        return inserted, deleted
-
-    def report(self, query: PolicyQuery, trigger: Trigger) -> QueryOutput | None:
-        if not self.pending:
-            return None
-        inserted, deleted = self.changes(query)
-        if not inserted and not deleted:
-            return None
-        return QueryOutput(query.name, query.dictionary, trigger, query.columns, rows=inserted, deleted=deleted)
-
-
-class ConstructStream(IstreamDstream):
-    """The triples the template makes of the rows inserted during the instant (one
-    result graph per instant), when there are any."""
-
-    name = "CONSTRUCT stream (the triples of the rows inserted during the instant)"
-
-    def report(self, query: PolicyQuery, trigger: Trigger) -> QueryOutput | None:
-        output = super().report(query, trigger)
-        if output is None:
-            return None
-        output.triples = query.construct(output.rows)
-        return output if output.triples else None
-
-
-def report_policy_for(form: str, ordered_result: bool) -> type[OnContentChange | IstreamDstream | ConstructStream]:
-    """The report policy class of a query, chosen by the planner: by the query's form and
-    whether its plan ends in a top-k (each registered query makes its own instance)."""
+    >>> report_policy_for("SELECT", True)().name
+    'Rstream (the ordered result), on content change'
+    """
     if ordered_result:
-        return OnContentChange
+        return lambda: Reporting(OnContentChange(), Rstream())
     if form == "CONSTRUCT":
-        return ConstructStream
-    return IstreamDstream
+        return lambda: Reporting(NonEmptyContent(), ConstructStream())
+    return lambda: Reporting(NonEmptyContent(), IstreamDstream())

@@ -16,7 +16,7 @@ from taxi_rsp.engine.physical import QueryPlan
 from taxi_rsp.engine.info import QueryInfo, WindowInfo
 from taxi_rsp.engine.ops.base import Operator
 from taxi_rsp.engine.view import EventView
-from taxi_rsp.engine.policies import EventTimeTick, IstreamDstream, ReportPolicy
+from taxi_rsp.engine.policies import EventTimeTick, ReportPolicy
 from taxi_rsp.engine.report import Listener, QueryOutput, Trigger  # noqa: F401 - re-exported
 from taxi_rsp.lang.ast import Var, calls
 from taxi_rsp.rdf.dictionary import Dictionary
@@ -60,8 +60,7 @@ class RegisteredQuery:
         if leader is not None:
             leader.twins.append(self)
             return
-        if isinstance(self.report_policy, IstreamDstream):
-            physical.root.connect(self.report_policy.collect)
+        self.report_policy.what.attach(physical.root)
         for source in physical.sources:
             source.start()
         for flush in self._flushes:  # the registration state is reported with the first instant
