@@ -15,6 +15,7 @@ import stat
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,6 +31,7 @@ from taxi_rsp.procfs import ReadOffset, peak_rss_kib
 from taxi_rsp.rdf.events import GraphEvent
 from taxi_rsp.rdf.namespaces import STREAMS
 from taxi_rsp.session import QuerySource, Session, SessionConfig, resolve_query
+from taxi_rsp.session.driver import drive
 
 if TYPE_CHECKING:
     from taxi_rsp.live.sink import LiveSink
@@ -68,55 +70,84 @@ def run(config: RunConfig, report: Callable[[str], None] = lambda line: None) ->
     """Run the queries over the input; returns the summary (also written as summary.json)."""
     before = _check_input(config.input)
     session = Session(config.session_config())
-    outputs = AtomicOutputs(config.out)
-    with outputs:
-        sinks = session.attach_files(outputs.open, config.result_format)
-        if config.live is not None:
+    source = TripSource(config, before)
+    summary = drive(session, source, config.out, result_format=config.result_format, explain=config.explain,
+                    force=config.force, protect=tuple(config.static), warn=config.warn, report=report)
+    if config.live is not None:
+        config.live.finish(summary)
+    return summary
+
+
+class TripSource:
+    """The taxi CSV as a run's source (:class:`~taxi_rsp.session.driver.Source`): the
+    Feeder's events, its rejects file, its counts; the peak RSS as the line count
+    crosses each checkpoint; a progress line and the live map when asked for."""
+
+    challenge_format = True
+
+    def __init__(self, config: RunConfig, before: os.stat_result | None) -> None:
+        self.config = config
+        self.path = config.input
+        self._before = before
+        self.feeder: Feeder | None = None
+        self.watch: _InputWatch | None = None
+        self._rejects: Path = config.out / "rejects.csv"
+
+    def streams(self, session: Session) -> set[str]:
+        return {STREAMS + "trips"}
+
+    def open(self, session: Session, outputs: AtomicOutputs, sinks: dict) -> None:
+        live = self.config.live
+        if live is not None:
             for info in session.infos:
-                config.live.attach(info, sinks[info.name], session.listen)
-        if config.explain:
-            report(native.describe())
-            for info in session.infos:
-                report(session.explain(info.name))
-        registration = session.registration_warnings({STREAMS + "trips"})
-        for warning in registration:
-            if config.warn is not None:
-                config.warn(warning)
+                live.attach(info, sinks[info.name], session.listen)
         rejects = outputs.open("rejects.csv")
-        outputs.claim(config.force, protect=[config.input, *config.static])
         # the queries are all registered: the Feeder skips the terms none of them reads
-        feeder = Feeder(config.input, session.dictionary, rejects, read=session.predicates_read(STREAMS + "trips"))
-        watch = _InputWatch(feeder, config.input, config.rss_checkpoints)
-        started, cpu_started = time.perf_counter(), time.process_time()
-        with _progress(config.progress, config.input) as tick:
+        self.feeder = Feeder(self.path, session.dictionary, rejects, read=session.predicates_read(STREAMS + "trips"))
+        self.watch = _InputWatch(self.feeder, self.path, self.config.rss_checkpoints)
+
+    @contextmanager
+    def running(self, session: Session) -> Iterator[tuple[Iterator[GraphEvent], Callable | None]]:
+        feeder, watch = self.feeder, self.watch
+        assert feeder is not None and watch is not None
+        with _progress(self.config.progress, self.path) as tick:
             events = watch.events()
-            if config.live is not None:
-                events = config.live.observe(events, feeder.stats)
+            if self.config.live is not None:
+                events = self.config.live.observe(events, feeder.stats)
             # without a progress line nothing runs per event here (a call per line adds up)
-            session.run(events, None if tick is None else lambda event: tick(feeder.stats.lines_read))
-        exec_seconds = time.perf_counter() - started
-        # CPU seconds of the same span: on a shared machine they, unlike exec_seconds, do not stretch.
-        cpu_seconds = time.process_time() - cpu_started
-        _check_unchanged(config.input, before)
-        if feeder.stats.lines_read and not feeder.stats.accepted:
+            yield events, (None if tick is None else lambda event: tick(feeder.stats.lines_read))
+
+    def check(self, outputs: AtomicOutputs) -> None:
+        _check_unchanged(self.path, self._before)
+        stats = self.feeder.stats  # type: ignore[union-attr]
+        if stats.lines_read and not stats.accepted:
             # nothing reached the queries: keep the reasons, write nothing that looks like a result
             outputs.commit_only(["rejects.csv"])
-            rejects = config.out / "rejects.csv"
-            raise UserError(f"no line of {config.input} was accepted: {first_rejects(rejects)}; see {rejects} "
-                            "(no result or summary was written)")
-        summary = _summary(feeder.stats, session, exec_seconds)
-        summary["cpu_seconds"] = round(cpu_seconds, 3)
-        summary["rss_mib_at_lines"] = watch.rss_at_lines
-        summary["peak_rss_mib"] = _peak_rss_mib()
-        summary["engine_modules"] = {**native.status(), "feeder_native_loop": feeder.native}
-        summary["feeder_left_out"] = list(feeder.left_out)
-        summary["warnings"] = registration + _warnings(session, watch)
-        outputs.commit_summary(summary)
-        if config.live is not None:
-            config.live.finish(summary)
-        if outputs.removed:
-            report(f"removed {', '.join(outputs.removed)} of an earlier run in {config.out}")
-        return summary
+            raise UserError(f"no line of {self.path} was accepted: {first_rejects(self._rejects)}; "
+                            f"see {self._rejects} (no result or summary was written)")
+
+    def counts(self, session: Session) -> dict:
+        stats = self.feeder.stats  # type: ignore[union-attr]
+        counts = {"lines_read": stats.lines_read, "accepted": stats.accepted, "rejected": dict(stats.rejected),
+                  "outliers": dict(stats.outliers), "profit_excluded": stats.profit_excluded}
+        # The DEBS counters (SPEC §1 grid outliers, profit exclusions) mean something only
+        # next to a DEBS query; other queries report how many instants they answered.
+        if not any(isinstance(sink, DebsTopKWriter) for sink in session.sinks.values()):
+            del counts["outliers"], counts["profit_excluded"]
+        return counts
+
+    def rate(self) -> int:
+        return self.feeder.stats.accepted  # type: ignore[union-attr]
+
+    def details(self, session: Session) -> dict:
+        feeder, watch = self.feeder, self.watch
+        assert feeder is not None and watch is not None
+        return {"engine_modules": {**native.status(), "feeder_native_loop": feeder.native},
+                "rss_mib_at_lines": watch.rss_at_lines, "peak_rss_mib": _peak_rss_mib(),
+                "feeder_left_out": list(feeder.left_out)}
+
+    def warnings(self, session: Session) -> list[str]:
+        return _warnings(session, self.watch)  # type: ignore[arg-type]
 
 
 def _check_input(path: Path) -> os.stat_result | None:
@@ -221,31 +252,6 @@ def _warnings(session: Session, watch: _InputWatch) -> list[str]:
     span_ms = None if watch.first_time is None else watch.last_time - watch.first_time
     windows = {info.name: info.range_windows_ms() for info in session.infos}
     return data_warnings(watch.feeder.stats.lines_read, span_ms, windows)
-
-
-def _summary(stats, session: Session, exec_seconds: float) -> dict:
-    figures = session.sink_figures()
-    summary = {
-        "lines_read": stats.lines_read,
-        "accepted": stats.accepted,
-        "rejected": dict(stats.rejected),
-        "outliers": dict(stats.outliers),
-        "profit_excluded": stats.profit_excluded,
-        "emitted": figures["emitted"],
-        "exec_seconds": round(exec_seconds, 6),
-        "events_per_second": round(stats.accepted / exec_seconds, 1) if exec_seconds > 0 else None,
-        "delay_ms": figures["delay_ms"],
-        "engine_state_rows": session.state_rows(),
-        # how each query ran: compiled operators, or reference ones (and why, see --explain)
-        "operators": session.operators(),
-    }
-    # The DEBS counters (SPEC §1 grid outliers, profit exclusions) mean something only
-    # next to a DEBS query; other queries report how many instants they answered.
-    if not any(isinstance(sink, DebsTopKWriter) for sink in session.sinks.values()):
-        del summary["outliers"], summary["profit_excluded"]
-    if "reports" in figures:
-        summary["reports"] = figures["reports"]
-    return summary
 
 
 class _progress:

@@ -130,7 +130,8 @@ def _fifo_run(tmp_path: Path, signum: int) -> tuple[int, str, list[str]]:
         time.sleep(0.5)
         proc.send_signal(signum)
         _, stderr = proc.communicate(timeout=60)
-    return proc.returncode, stderr, sorted(p.name for p in out.iterdir())
+    # the folder the run made goes with its partial files (issue 52): nothing is left
+    return proc.returncode, stderr, sorted(p.name for p in out.iterdir()) if out.exists() else []
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])

@@ -98,6 +98,13 @@ def test_no_module_imports_another_modules_private_names() -> None:
     assert private == []
 
 
+def test_argparse_lives_in_the_command_line_only() -> None:
+    """Library modules take typed configurations; the command line turns arguments into them."""
+    product = [*(ROOT / "taxi_rsp").rglob("*.py"), *(ROOT / "feeder").rglob("*.py"), *(ROOT / "listener").rglob("*.py")]
+    users = {str(p.relative_to(ROOT)) for p in product if "argparse" in _imports(p)}
+    assert {u for u in users if not u.startswith("taxi_rsp/commands/") and u != "taxi_rsp/cli.py"} == set()
+
+
 def test_a_query_output_does_not_carry_its_query() -> None:
     """Listeners get the query's name and a decoder, not the registered query."""
     assert not any(n.startswith("taxi_rsp.engine.query") for n in _imports(ROOT / "taxi_rsp" / "engine" / "report.py"))

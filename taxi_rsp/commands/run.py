@@ -103,9 +103,7 @@ def main(args: argparse.Namespace) -> int:
     if args.stream is not None and args.live:
         raise UserError("--live shows a taxi CSV run; it is not available with --stream")
     if args.stream is not None:
-        from taxi_rsp.rdfstream.run import main as run_stream_main
-
-        return run_stream_main(args, parse_params(args))
+        return _run_stream(args)
     if args.stream_iri is not None:
         raise UserError("--stream-iri applies to --stream runs only")
     live = _live(args)
@@ -183,3 +181,26 @@ def print_summary(summary: dict, out: Path) -> None:
                       if delays["mean"] is not None else "")
         print(f"  {name}: {what} -> {out / files.get(name, name + '.csv')}{delay_text}")
     print(f"  rejects -> {out / 'rejects.csv'}; summary -> {out / 'summary.json'}")
+
+
+def _run_stream(args: argparse.Namespace) -> int:
+    """``taxi-rsp run --stream FILE``: an RDF stream through the queries."""
+    from taxi_rsp.rdfstream.run import StreamRunConfig, print_summary, run_stream
+
+    config = StreamRunConfig(
+        stream=args.stream,
+        out=args.out,
+        queries=args.queries or [],
+        params=parse_params(args),
+        static=args.static,
+        stream_iri=args.stream_iri,
+        result_format=args.format,
+        explain=args.explain,
+        engine=EngineConfig(compiled=not args.reference, join_routing=args.join_routing),
+        force=args.force,
+    )
+    if not config.queries:
+        raise UserError("--stream needs at least one --query")
+    summary = run_stream(config, report=print)
+    print_summary(summary, args.out)
+    return 0

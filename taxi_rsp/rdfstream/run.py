@@ -10,14 +10,12 @@ generic formats for every query.
 
 from __future__ import annotations
 
-import argparse
 import sys
-import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from taxi_rsp import native
 from taxi_rsp.engine.config import EngineConfig
 from taxi_rsp.errors import UserError
 from taxi_rsp.outputs.atomic import AtomicOutputs
@@ -28,6 +26,7 @@ from taxi_rsp.rdfstream.graphs import read_graph_events
 from taxi_rsp.rdfstream.lines import StreamStats
 from taxi_rsp.rdfstream.triples import read_triple_stream
 from taxi_rsp.session import Session, SessionConfig
+from taxi_rsp.session.driver import drive
 
 READERS = {"graphs": read_graph_events, "triples": read_triple_stream}
 SUFFIXES = {".nq": "graphs", ".tnt": "triples"}
@@ -86,44 +85,55 @@ def run_stream(config: StreamRunConfig, report: Callable[[str], None] = lambda l
     if config.result_format not in ("csv", "json"):
         raise UserError(f"unknown result format {config.result_format!r} (use csv or json)")
     session = Session(SessionConfig.resolve(config.queries, config.params, config.static, config.engine))
-    outputs = AtomicOutputs(config.out)
-    with outputs:
-        # A DEBS @listener needs the taxi CSV's trigger fields: stream runs write the generic formats.
-        session.attach_files(outputs.open, config.result_format, challenge_format=False)
-        if config.explain:
-            report(native.describe())
-            for info in session.infos:
-                report(session.explain(info.name))
-        iri = _stream_iri(session, config.stream_iri)
-        warnings = session.registration_warnings({iri})
-        for warning in warnings:
-            print(f"taxi-rsp run: warning: {warning}", file=sys.stderr, flush=True)
-        outputs.claim(config.force, protect=[config.stream, *config.static])
-        stats = StreamStats()
-        started, cpu_started = time.perf_counter(), time.process_time()
+    source = StreamSource(config.stream, fmt, _stream_iri(session, config.stream_iri))
+
+    def warn(warning: str) -> None:
+        print(f"taxi-rsp run: warning: {warning}", file=sys.stderr, flush=True)
+
+    return drive(session, source, config.out, result_format=config.result_format, explain=config.explain,
+                 force=config.force, protect=tuple(config.static), warn=warn, report=report)
+
+
+class StreamSource:
+    """An RDF stream file as a run's source (:class:`~taxi_rsp.session.driver.Source`).
+    A ``# @listener`` pragma (the DEBS challenge format) needs the taxi CSV's trigger
+    fields, so stream runs write the generic formats for every query."""
+
+    challenge_format = False
+
+    def __init__(self, path: Path, fmt: str, iri: str) -> None:
+        self.path = path
+        self.format = fmt
+        self.iri = iri
+        self.stats = StreamStats()
+
+    def streams(self, session: Session) -> set[str]:
+        return {self.iri}
+
+    def open(self, session: Session, outputs: AtomicOutputs, sinks: dict) -> None:
+        """No output of its own."""
+
+    @contextmanager
+    def running(self, session: Session) -> Iterator[tuple[Iterator[GraphEvent], None]]:
         dictionary = session.dictionary
-        session.run(open_stream(config.stream, fmt, dictionary, dictionary.encode(IRI(iri)), stats))
-        outputs.commit()
-        exec_seconds = time.perf_counter() - started
-        cpu_seconds = time.process_time() - cpu_started
-        summary = {
-            "stream": str(config.stream),
-            "format": fmt,
-            "stream_iri": iri,
-            "lines_read": stats.lines_read,
-            "events": stats.events,
-            "triples": stats.triples,
-            "static_triples": session.static_triples,
-            **session.sink_figures(),
-            "exec_seconds": round(exec_seconds, 6),
-            "events_per_second": round(stats.events / exec_seconds, 1) if exec_seconds > 0 else None,
-            "cpu_seconds": round(cpu_seconds, 3),
-            "engine_state_rows": session.state_rows(),
-            "engine_modules": native.status(),
-            "warnings": warnings,
-        }
-        outputs.commit_summary(summary)
-        return summary
+        yield open_stream(self.path, self.format, dictionary, dictionary.encode(IRI(self.iri)), self.stats), None
+
+    def check(self, outputs: AtomicOutputs) -> None:
+        """Nothing to check: a malformed line has already stopped the run."""
+
+    def counts(self, session: Session) -> dict:
+        return {"stream": str(self.path), "format": self.format, "stream_iri": self.iri,
+                "lines_read": self.stats.lines_read, "events": self.stats.events, "triples": self.stats.triples,
+                "static_triples": session.static_triples}
+
+    def rate(self) -> int:
+        return self.stats.events
+
+    def details(self, session: Session) -> dict:
+        return {}
+
+    def warnings(self, session: Session) -> list[str]:
+        return []
 
 
 def print_summary(summary: dict, out_dir: Path, print_line: Callable[[str], None] = print) -> None:
@@ -135,24 +145,3 @@ def print_summary(summary: dict, out_dir: Path, print_line: Callable[[str], None
         delay_text = f", delay mean {delays['mean']:.3f} ms p99 {delays['p99']:.3f} ms" if delays["mean"] is not None else ""
         print_line(f"  {name}: {count:,} output lines in {summary['reports'][name]:,} reports{delay_text}")
     print_line(f"  outputs and summary.json in {out_dir}")
-
-
-def main(args: argparse.Namespace, params: dict[str, dict[str, str]]) -> int:
-    """The ``taxi-rsp run --stream`` entry point (dispatched from taxi_rsp.commands.run)."""
-    config = StreamRunConfig(
-        stream=args.stream,
-        out=args.out,
-        queries=args.queries or [],
-        params=params,
-        static=args.static,
-        stream_iri=args.stream_iri,
-        result_format=args.format,
-        explain=args.explain,
-        engine=EngineConfig(compiled=not args.reference, join_routing=args.join_routing),
-        force=args.force,
-    )
-    if not config.queries:
-        raise UserError("--stream needs at least one --query")
-    summary = run_stream(config, report=print)
-    print_summary(summary, args.out)
-    return 0
