@@ -107,6 +107,9 @@ class ReportPolicy(Protocol):
     def report(self, query: PolicyQuery, trigger: Trigger) -> QueryOutput | None:
         """The output of the instant that just closed, or None when nothing is reported."""
 
+    def bind(self) -> Callable[[PolicyQuery, Trigger], QueryOutput | None]:
+        """``report``, bound for the query's every instant."""
+
 
 @cython.cclass
 class OnContentChange:
@@ -152,11 +155,20 @@ class Reporting:
         return f"{self.what.name}, {self.when.name}"
 
     def report(self, query: PolicyQuery, trigger: Trigger) -> QueryOutput | None:
-        what = self.what
-        content = what.content(query)
-        if content is None or not self.when.due(content):
-            return None
-        return what.output(query, trigger, content)
+        return self.bind()(query, trigger)
+
+    def bind(self) -> Callable[[PolicyQuery, Trigger], QueryOutput | None]:
+        """``report`` as a closure over the strategy's and the emitter's functions, which
+        the query calls every instant (no attribute look-up per call)."""
+        content, due, output = self.what.content, self.when.due, self.what.output
+
+        def report(query: PolicyQuery, trigger: Trigger) -> QueryOutput | None:
+            found = content(query)
+            if found is None or not due(found):
+                return None
+            return output(query, trigger, found)
+
+        return report
 
 
 def report_policy_for(form: str, ordered_result: bool) -> Callable[[], Reporting]:

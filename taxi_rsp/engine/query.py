@@ -73,7 +73,7 @@ class RegisteredQuery:
         the plan is built): the tick policy calls them for every event, and a closure
         reads no attribute."""
         next_expiries, expires, inserts = self._next_expiries, self._expires, self._inserts
-        flushes, report, deliver = self._flushes, self.report_policy.report, self._deliver
+        flushes, report, deliver = self._flushes, self.report_policy.bind(), self._deliver
 
         def next_expiry() -> int | None:
             """The first instant at which one of the query's windows changes (None: never)."""
