@@ -74,6 +74,7 @@ NATIVE_MODULES: tuple[str, ...] = (
     "taxi_rsp.engine.compiled.group",
     "taxi_rsp.engine.compiled.join",
     "taxi_rsp.engine.compiled.match",
+    "taxi_rsp.engine.compiled.window",
     "taxi_rsp.engine.rows",
     "taxi_rsp.engine.compiled.topk",
     "taxi_rsp.rdf.dictionary",

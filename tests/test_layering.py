@@ -105,6 +105,14 @@ def test_argparse_lives_in_the_command_line_only() -> None:
     assert {u for u in users if not u.startswith("taxi_rsp/commands/") and u != "taxi_rsp/cli.py"} == set()
 
 
+def test_the_reference_operators_are_plain_python() -> None:
+    """No Cython declarations in engine/ops/: what is typed for speed is the specialised
+    tier's (engine/compiled/), so the reference reads as the semantics it is."""
+    typed = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "taxi_rsp" / "engine" / "ops").glob("*.py")
+                   if "cython" in _imports(p))
+    assert typed == []
+
+
 def test_a_query_output_does_not_carry_its_query() -> None:
     """Listeners get the query's name and a decoder, not the registered query."""
     assert not any(n.startswith("taxi_rsp.engine.query") for n in _imports(ROOT / "taxi_rsp" / "engine" / "report.py"))

@@ -28,6 +28,7 @@ from taxi_rsp.engine.compiled.group import CompiledGroup
 from taxi_rsp.engine.compiled.join import CompiledJoin
 from taxi_rsp.engine.compiled.match import CompiledMatcher
 from taxi_rsp.engine.compiled.topk import CompiledTopK
+from taxi_rsp.engine.compiled.window import specialise_window
 from taxi_rsp.engine.expr import compile_expr
 from taxi_rsp.engine.ops.base import Delta, Operator
 from taxi_rsp.engine.ops.distinct import DistinctOp
@@ -174,6 +175,7 @@ class _Instantiation:
             function, schema = self._step(step, window.schema)
             window.fuse(function, schema, step)
         if node.specialised:
+            specialise_window(window)  # its per-event calls as closures (before sharing: see there)
             self._specialised_windows.add(id(window))
         self.windows.append(self._add(window))
         return window

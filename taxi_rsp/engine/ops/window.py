@@ -63,7 +63,6 @@ class WindowScan(Operator):
         self.slide_ms = self.kind.slide_ms
         self._pending: deque[tuple[int, int, tuple[list[Row], ...]]] = deque()
         self._arrivals = 0
-        self.kind.bind(self)  # per-call forms of the kind's rules, where it has them
 
     # -- fusion of stateless operators (done by the plan builder) -------------------
     def fuse(self, step: Step, schema: tuple[str, ...], description: FusedStep | None = None) -> None:

@@ -18,16 +18,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import cython
-
 from taxi_rsp.engine.ops.base import Row
-from taxi_rsp.engine.reclaim import retired as _retired_list
+from taxi_rsp.engine.reclaim import retired
 from taxi_rsp.lang.ast import WindowSpec
 
-retired = cython.declare(list, _retired_list)  # typed: appends and clear() are C calls (see reclaim)
 
 if TYPE_CHECKING:
-    from taxi_rsp.engine.view import EventView
     from taxi_rsp.engine.ops.window import WindowScan
 
 Rows = tuple[list[Row], ...]  # an event's derived rows, one list per output of the scan
@@ -51,13 +47,8 @@ class WindowKind:
         """The next instant at which the content changes (None: never)."""
         return None
 
-    def bind(self, scan: WindowScan) -> None:
-        """Give ``scan`` per-call forms of this kind's rules (closures replacing its
-        ``insert`` / ``expire`` / ``next_expiry``), or leave it calling the kind's methods
-        (the default)."""
 
 
-@cython.ccall  # compiled: a C call from the arrival closure below
 def held_rows(rows: list) -> object:
     """What a window entry keeps of one output's rows of an event: the row itself when
     there is one (most events bind one row: no list to allocate, hold and free for the
@@ -82,9 +73,6 @@ class RangeWindow(WindowKind):
         self.range_ms = range_ms
         self.name = name
 
-    # no ``insert`` method: an arrival is the closure of ``bind``, which every scan of this
-    # kind gets when it is built (one definition of the rule, and no dispatch per event)
-
     def expire(self, scan: WindowScan, until: int) -> None:
         entries = scan._entries
         if not entries or entries[0][0] > until:
@@ -98,68 +86,13 @@ class RangeWindow(WindowKind):
     def next_expiry(self, scan: WindowScan) -> int | None:
         return scan._entries[0][0] if scan._entries else None
 
-    def bind(self, scan: WindowScan) -> None:
-        """The scan's per-event calls as closures over its buffer: no dispatch through the
-        kind. An arrival adds one entry when any output has rows (twins share this buffer:
-        the entry holds each one's rows) and emits each output's rows in turn; a scan with
-        one output (the common case) does so without a tuple of per-output lists. An expiry
-        goes to the method above."""
-        entries, outputs, range_ms = scan._entries, scan._outputs, self.range_ms
-        expire_entries, add_entry = self.expire, entries.append
-        # per output: a list whose first item computes its rows of an event (the cells of
-        # its node of the shared pipeline, see PipelineNode._bind, or its own chain) and
-        # its consumers (a list extended, never replaced). Taken at the first arrival: the
-        # plan is complete by then, while this binding comes before WindowScan.share()
-        # and absorb()
-        feeds = cython.declare(list, [])
-        consumers = cython.declare(list, [])
-        # the last arrival's time and expiry: the events of one second share one expiry
-        # object, held by each of their entries for the whole window
-        last = cython.declare(list, [None, None])
-
-        def insert(time: int, view: EventView) -> None:
-            if time != last[0]:
-                last[0], last[1] = time, time + range_ms
-            if not consumers:
-                for output in outputs:
-                    feeds.append(output._leaf._cells if output._leaf is not None else [output._rows])
-                    consumers.append(output._sinks)
-            if len(consumers) == 1:
-                rows = cython.cast(list, feeds[0])[0](view)
-                if rows:
-                    add_entry((last[1], held_rows(rows)))
-                    deltas = [(row, 1) for row in rows]
-                    for sink in consumers[0]:  # Operator.emit, without its call and look-ups
-                        sink(deltas)
-                    retired.append(deltas)  # freed after the event's outputs (see reclaim)
-                return
-            # twins share this buffer: one flat entry holds what held_rows keeps of each
-            # one's rows (no list or tuple of them per event)
-            batch = cython.declare(list, [cython.cast(list, feed)[0](view) for feed in feeds])
-            if any(batch):
-                if len(batch) == 2:  # a block and its NOT EXISTS / OPTIONAL twin
-                    add_entry((last[1], held_rows(batch[0]), held_rows(batch[1])))
-                else:
-                    add_entry(tuple([last[1]] + [held_rows(rows) for rows in batch]))
-            n = cython.declare(cython.Py_ssize_t)
-            for n in range(len(batch)):
-                rows = batch[n]
-                if rows:
-                    deltas = [(row, 1) for row in rows]
-                    for sink in consumers[n]:
-                        sink(deltas)
-                    retired.append(deltas)
-
-        def expire(until: int) -> None:
-            if entries and entries[0][0] <= until:
-                expire_entries(scan, until)
-
-        def next_expiry() -> int | None:
-            return entries[0][0] if entries else None
-
-        scan.insert = insert  # type: ignore[method-assign]
-        scan.expire = expire  # type: ignore[method-assign]
-        scan.next_expiry = next_expiry  # type: ignore[method-assign]
+    def insert(self, scan: WindowScan, time: int, rows: Rows) -> None:
+        """An arrival: one entry (expiring at ``time`` + the range) holding each output's
+        rows, when any output has rows, and each output's rows emitted."""
+        if not any(rows):
+            return
+        scan._entries.append((time + self.range_ms, *[held_rows(r) for r in rows]))
+        scan._emit_all([rows], 1)
 
 
 class SlidingWindow(RangeWindow):
@@ -203,10 +136,6 @@ class SlidingWindow(RangeWindow):
     def next_expiry(self, scan: WindowScan) -> int | None:
         times = [q[0][0] for q in (scan._entries, scan._pending) if q]
         return min(times) if times else None
-
-    def bind(self, scan: WindowScan) -> None:
-        """No per-call form: the scan calls this kind's methods (events wait for boundaries)."""
-
 
 class TriplesWindow(WindowKind):
     """``TRIPLES n``: the last n events of the stream (matching or not)."""
