@@ -104,11 +104,9 @@ class ReportPolicy(Protocol):
     name: str
     what: Emitter  # the R2S emitter (attached to the plan's root when registered)
 
-    def report(self, query: PolicyQuery, trigger: Trigger) -> QueryOutput | None:
-        """The output of the instant that just closed, or None when nothing is reported."""
-
     def bind(self) -> Callable[[PolicyQuery, Trigger], QueryOutput | None]:
-        """``report``, bound for the query's every instant."""
+        """``report(query, trigger)``: the output of the instant that just closed, or None
+        when nothing is reported (a function the query calls every instant)."""
 
 
 @cython.cclass
@@ -153,9 +151,6 @@ class Reporting:
     @property
     def name(self) -> str:
         return f"{self.what.name}, {self.when.name}"
-
-    def report(self, query: PolicyQuery, trigger: Trigger) -> QueryOutput | None:
-        return self.bind()(query, trigger)
 
     def bind(self) -> Callable[[PolicyQuery, Trigger], QueryOutput | None]:
         """``report`` as a closure over the strategy's and the emitter's functions, which
