@@ -51,10 +51,7 @@ class Engine:
         reference operators only (differential tests, before/after measurements),
         ``join_routing`` how joins of three or more inputs are planned."""
         self.config = config or EngineConfig(top_k, join_routing, share_pipelines, compiled)
-        self.compiled = self.config.compiled
-        self.share_pipelines = self.config.share_pipelines
         self.dictionary = dictionary if dictionary is not None else Dictionary()
-        self.top_k = self.config.top_k
         self.tick_policy: TickPolicy = EventTimeTick()
         self.static = StaticStore(self.dictionary)
         # Matches and fused steps shared by the windows of all queries (per event).

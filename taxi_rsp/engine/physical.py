@@ -34,8 +34,6 @@ class PhysicalPlan:
     tree: object = None  # the physical plan it was made from (printable: --explain)
 
 
-
-
 @dataclass(frozen=True)
 class QueryPlan:
     """What the planner hands the engine for one query: its text's syntax tree, its
