@@ -2,6 +2,6 @@
 ``taxi_rsp.feeder``."""
 
 from taxi_rsp.feeder.reader import Feeder
-from taxi_rsp.feeder.records import FeedStats, TripMeta
+from taxi_rsp.feeder.records import FeedStats, TripStamps, trip_stamps
 
-__all__ = ["Feeder", "FeedStats", "TripMeta"]
+__all__ = ["Feeder", "FeedStats", "TripStamps", "trip_stamps"]

@@ -28,7 +28,7 @@ from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 import time
 
-from taxi_rsp.feeder.records import TripMeta
+from taxi_rsp.feeder.records import TripStamps
 from taxi_rsp.rdf import dictionary as _layout
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.events import GraphEvent, StarGraph
@@ -677,9 +677,9 @@ cdef class NativeEvents:
                 self.money_id[1] if self.money_ok[1] else None,
                 secs, dist,
             ))
-            meta = _tuple_new(TripMeta, (line_no, self.stamp_text0, self.stamp_text1, read_ns))
+            stamps = _tuple_new(TripStamps, (self.stamp_text0, self.stamp_text1))
             return GraphEvent(line_no, end, graph, self.stream,
-                              self.line_id(self.graph_inline, self.graph_base, self.graph_fn, line_no), meta)
+                              self.line_id(self.graph_inline, self.graph_base, self.graph_fn, line_no), read_ns, stamps)
 
     cdef bint medallion_present(self) except -1:
         cdef Py_ssize_t k

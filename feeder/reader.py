@@ -23,7 +23,7 @@ from typing import TextIO
 
 from taxi_rsp.feeder import vocabulary as V
 from taxi_rsp.feeder.codecs import AxisCodec, ExactCodec, MoneyCodec, StringCodec, TimestampCodec
-from taxi_rsp.feeder.records import FeedStats, TripMeta
+from taxi_rsp.feeder.records import FeedStats, TripStamps
 from taxi_rsp.errors import UserError
 from taxi_rsp.native import pure_python_requested
 from taxi_rsp.rdf.dictionary import Dictionary
@@ -278,7 +278,7 @@ class Feeder:
                 secs, dist,
             ))
             yield GraphEvent(line_no, end[0], graph, stream, graph_id(line_no),
-                             TripMeta(line_no, start[2], end[2], read_ns))
+                             read_ns, TripStamps(start[2], end[2]))
 
 
 def _offset_encoder(encode: Callable[[int], int]) -> Callable[[int], int]:

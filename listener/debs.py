@@ -2,22 +2,29 @@
 
 A profile names the query's result variables to print (with their formats) and the
 variables that identify an entry: a line is written iff the ordered list of those ids
-differs from the last line written (SPEC §5), whatever the other values do.
+differs from the last line written (SPEC §5), whatever the other values do. The
+triggering trip's pickup and drop-off text come from the run's source (a
+:data:`TriggerStamps`), not from the event: only a taxi CSV has them.
 """
 
 from __future__ import annotations
 
 import time
 from array import array
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TextIO, cast
+from typing import TextIO
 
 import cython
 
 from taxi_rsp.listener.formats import FORMATTERS, timestamp
 from taxi_rsp.engine.query import QueryOutput
 from taxi_rsp.engine.rowcache import ByIdentity
-from taxi_rsp.feeder.records import TripMeta
+from taxi_rsp.rdf.events import GraphEvent
+
+TriggerStamps = Callable[[GraphEvent], tuple[str, str]]
+"""The pickup and drop-off text of a triggering event, from the source that made it
+(:func:`taxi_rsp.feeder.trip_stamps` for the taxi CSV)."""
 
 
 @dataclass(frozen=True)
@@ -67,8 +74,9 @@ class DebsTopKWriter:
     _dictionary = cython.declare(object)
     _last_key = cython.declare(list)
     _null_entry = cython.declare(str)
+    _stamps = cython.declare(object)  # TriggerStamps
 
-    def __init__(self, profile: DebsProfile, out: TextIO, columns: tuple[str, ...]) -> None:
+    def __init__(self, profile: DebsProfile, out: TextIO, columns: tuple[str, ...], stamps: TriggerStamps) -> None:
         missing = [var for var, _ in profile.columns if var not in columns]
         if missing:
             raise ValueError(
@@ -76,6 +84,7 @@ class DebsTopKWriter:
             )
         self.profile = profile
         self.out = out
+        self._stamps = stamps
         self._entries_shown = profile.entries
         self._value_pos = [(columns.index(var), FORMATTERS[fmt]) for var, fmt in profile.columns]
         # Term ids never change meaning, and the same few thousand cells, counts and
@@ -109,8 +118,7 @@ class DebsTopKWriter:
             stamp = timestamp(trigger.time)
             parts += [stamp, stamp]
         else:
-            meta = cast(TripMeta, trigger.event.meta)  # the Feeder's: this format needs the taxi CSV
-            parts += [meta.pickup, meta.dropoff]
+            parts += self._stamps(trigger.event)
         for record in records:
             text = record[1]
             if text is None:
@@ -122,7 +130,7 @@ class DebsTopKWriter:
         if trigger.event is None:
             delay = "NULL"
         else:
-            delay_ms = (_perf_counter_ns() - trigger.event.meta.read_ns) / 1e6
+            delay_ms = (_perf_counter_ns() - trigger.event.read_ns) / 1e6
             self.delays_ms.append(delay_ms)
             delay = f"{delay_ms:.3f}"
         self.out.write(f"{body},{delay}\n")

@@ -38,9 +38,8 @@ class Counts:
     def _reported(self, output: QueryOutput) -> None:
         self.reports += 1
         event = output.trigger.event
-        meta = event.meta if event is not None else None
-        if meta is not None:
-            self.delays_ms.append((time.perf_counter_ns() - meta.read_ns) / 1e6)
+        if event is not None and event.read_ns:
+            self.delays_ms.append((time.perf_counter_ns() - event.read_ns) / 1e6)
 
 
 def _instant(time: int) -> str:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from taxi_rsp import native
 from taxi_rsp.engine.config import EngineConfig
 from taxi_rsp.errors import UserError
-from taxi_rsp.feeder import Feeder
+from taxi_rsp.feeder import Feeder, trip_stamps
 from taxi_rsp.listener import DebsTopKWriter
 from taxi_rsp.outputs.atomic import AtomicOutputs
 from taxi_rsp.outputs.summary import data_warnings
@@ -83,7 +83,7 @@ class TripSource:
     Feeder's events, its rejects file, its counts; the peak RSS as the line count
     crosses each checkpoint; a progress line and the live map when asked for."""
 
-    challenge_format = True
+    trigger_stamps = staticmethod(trip_stamps)
 
     def __init__(self, config: RunConfig, before: os.stat_result | None) -> None:
         self.config = config

@@ -25,7 +25,7 @@ from feeder_loops import feeder_loop  # noqa: F401  (autouse: each test on both 
 
 from taxi_lines import GOOD, line
 
-from taxi_rsp.feeder import Feeder, FeedStats, TripMeta, codecs
+from taxi_rsp.feeder import Feeder, FeedStats, TripStamps, codecs, trip_stamps
 from taxi_rsp.errors import UserError
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.namespaces import RDF_TYPE, STREAMS, TAXI
@@ -73,8 +73,8 @@ def test_event_shape_and_every_triple(tmp_path: Path) -> None:
     assert event.stream == d.encode(IRI("http://example.org/s"))
     assert event.graph == d.encode(IRI("http://debs2015.org/graph/1"))
     assert {s for s, _, _ in event.triples} == {d.encode(IRI("http://debs2015.org/trip/1"))}
-    assert isinstance(event.meta, TripMeta)
-    assert (event.meta.line_no, event.meta.pickup, event.meta.dropoff) == (1, "2013-01-01 00:00:00", "2013-01-01 00:02:00")
+    assert isinstance(event.meta, TripStamps) and event.read_ns > 0
+    assert (event.seq, *trip_stamps(event)) == (1, "2013-01-01 00:00:00", "2013-01-01 00:02:00")
     assert by_predicate(feeder, event) == {
         RDF_TYPE: IRI(TAXI + "Trip"),
         "medallion": "07290D3599E7A0D62097A346EFCC1FB5",
@@ -111,7 +111,7 @@ def test_read_time_is_taken_when_the_line_is_read(tmp_path: Path) -> None:
     feeder = Feeder(path, Dictionary())
     stamps = []
     for event in feeder:
-        stamps.append((event.meta.read_ns, time.perf_counter_ns()))
+        stamps.append((event.read_ns, time.perf_counter_ns()))
         time.sleep(0.01)
     (first_read, first_seen), (second_read, _) = stamps
     assert first_read <= first_seen < second_read  # stamped per line, not up front
@@ -185,7 +185,7 @@ def test_fields_are_stripped_the_python_way(tmp_path: Path) -> None:
     assert rows == []
     values = by_predicate(feeder, events[0])
     assert values["medallion"] == "M1" and values["pickupLongitude"] == Fraction("-73.956528")
-    assert values["fareAmount"] == Fraction(7, 2) and events[0].meta.pickup == "2013-01-01 00:00:00"
+    assert values["fareAmount"] == Fraction(7, 2) and trip_stamps(events[0]).pickup == "2013-01-01 00:00:00"
 
 
 @pytest.mark.parametrize("count", [1, 16, 18, 34])
@@ -521,7 +521,7 @@ def test_tiny_memo_caches_give_the_same_events(sample_20d: Path, tmp_path: Path,
 
     def run() -> tuple[list, FeedStats]:
         feeder = Feeder(source, Dictionary())
-        events = [(e.seq, e.time, e.triples, e.graph, e.stream, e.meta.line_no, e.meta.pickup, e.meta.dropoff)
+        events = [(e.seq, e.time, e.triples, e.graph, e.stream, *trip_stamps(e))
                   for e in feeder]
         return events, feeder.stats
 

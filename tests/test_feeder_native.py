@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from taxi_lines import GOOD, line
 
-from taxi_rsp.feeder import Feeder, TripMeta
+from taxi_rsp.feeder import Feeder, TripStamps, trip_stamps
 from taxi_rsp.feeder import reader as feeder_reader
 from taxi_rsp import native
 from taxi_rsp.environment import PURE_PYTHON as PURE_PYTHON_ENV
@@ -63,10 +63,10 @@ def event_fields(event: GraphEvent) -> tuple:
     """Every field of an event, read_ns aside (a clock reading); the graph as its
     subject, layout predicates and objects, and as the triples it builds."""
     graph, meta = event.triples, event.meta
-    assert type(graph) is StarGraph and type(meta) is TripMeta and type(event) is GraphEvent
+    assert type(graph) is StarGraph and type(meta) is TripStamps and type(event) is GraphEvent
     assert all(o is None or type(o) is int for o in graph.objects)
     return (event.seq, event.time, event.stream, event.graph, graph.subject, graph.layout.predicates,
-            graph.objects, tuple(graph), meta.line_no, meta.pickup, meta.dropoff)
+            graph.objects, tuple(graph), trip_stamps(event))
 
 
 def run_loop(native: bool, data: bytes | None = None, path: Path | None = None, **kwargs: object):
@@ -81,7 +81,7 @@ def run_loop(native: bool, data: bytes | None = None, path: Path | None = None, 
         stats = feeder.stats  # the counts hold at every event
         assert stats.lines_read == stats.accepted + sum(stats.rejected.values()) and stats.accepted == len(events) + 1
         events.append(event_fields(event))
-        reads.append(event.meta.read_ns)
+        reads.append(event.read_ns)
     assert reads == sorted(reads) and all(type(r) is int for r in reads)
     rejects.flush()
     return events, feeder.stats, rejects.buffer.getvalue(), (dictionary._terms, dictionary._prefix_list)
@@ -313,7 +313,7 @@ def test_read_time_is_taken_per_line_on_the_native_loop(tmp_path: Path) -> None:
     path.write_text(GOOD + "\n" + GOOD + "\n")
     stamps = []
     for event in Feeder(path, Dictionary(), native=True):
-        stamps.append((event.meta.read_ns, time.perf_counter_ns()))
+        stamps.append((event.read_ns, time.perf_counter_ns()))
         time.sleep(0.01)
     (first_read, first_seen), (second_read, _) = stamps
     assert first_read <= first_seen < second_read and second_read - first_read >= 10_000_000

@@ -13,7 +13,7 @@ from feeder_loops import feeder_loop  # noqa: F401  (autouse: each test on both 
 
 from taxi_lines import GOOD, line
 
-from taxi_rsp.feeder import Feeder
+from taxi_rsp.feeder import Feeder, trip_stamps
 from taxi_rsp.feeder.validate import timestamp_valid, to_scaled
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.namespaces import TAXI
@@ -122,7 +122,7 @@ def test_event_triples_and_profit_exclusion(tmp_path: Path) -> None:
 def test_real_sample_first_line_cells_and_counts(sample_20d: Path) -> None:
     feeder = Feeder(sample_20d, Dictionary())
     first = next(iter(feeder))
-    assert first.meta.pickup == "2013-01-01 00:00:00" and first.meta.dropoff == "2013-01-01 00:02:00"
+    assert trip_stamps(first) == ("2013-01-01 00:00:00", "2013-01-01 00:02:00")
     assert Q1_GRID.cell(-73_956_528_000, 40_716_976_000) == (161, 170)
     assert Q2_GRID.cell(-73_956_528_000, 40_716_976_000) == (321, 339)
     feeder = Feeder(sample_20d, Dictionary())

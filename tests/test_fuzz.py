@@ -191,7 +191,7 @@ def check_against_oracle(payload: bytes, directory: Path) -> int:
     path.write_bytes(payload)
     rejects = io.StringIO()
     feeder = Feeder(path, Dictionary(), rejects)
-    seqs = [event.meta.line_no for event in feeder]
+    seqs = [event.seq for event in feeder]
     trips, oracle_rejects, lines = read_file(path)
     assert feeder.stats.lines_read == lines == feeder.stats.accepted + sum(feeder.stats.rejected.values())
     assert seqs == [t.seq for t in trips]

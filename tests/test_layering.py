@@ -118,6 +118,16 @@ def test_a_query_output_does_not_carry_its_query() -> None:
     assert not any(n.startswith("taxi_rsp.engine.query") for n in _imports(ROOT / "taxi_rsp" / "engine" / "report.py"))
 
 
+
+def test_only_an_events_producer_reads_its_payload() -> None:
+    """An event's ``meta`` is its producer's (the Feeder's trigger timestamps): listeners
+    get what they need from the run's source (``trigger_stamps``), never through events."""
+    product = [*(ROOT / "taxi_rsp").rglob("*.py"), *(ROOT / "feeder").rglob("*.py"), *(ROOT / "listener").rglob("*.py")]
+    readers = {str(p.relative_to(ROOT)) for p in product
+               for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+               if isinstance(node, ast.Attribute) and node.attr == "meta" and isinstance(node.ctx, ast.Load)}
+    assert readers - {"taxi_rsp/rdf/events.py"} == {"feeder/records.py"}
+
 # Modules that hand the environment to other programs (not taxi-rsp switches): the JVM
 # Spark starts (JAVA_HOME, PYSPARK_PYTHON...), a reproducible image build
 # (SOURCE_DATE_EPOCH), and the CLI's own thread setting for OpenBLAS.

@@ -14,7 +14,7 @@ import pytest
 import rdflib
 from rdflib import Literal as RLiteral, URIRef
 
-from taxi_rsp.feeder import Feeder
+from taxi_rsp.feeder import Feeder, trip_stamps
 from taxi_rsp.cli import main
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.events import GraphEvent
@@ -55,7 +55,7 @@ def test_sample_events_parse_back(sample_20d: Path, tmp_path: Path) -> None:
         assert len(dataset.graph(graph)) == len(event.triples)
         (stamp,) = default.objects(graph, PROV)
         assert stamp.datatype == URIRef(XSD_DATETIME)
-        assert stamp.toPython() == datetime.strptime(event.meta.dropoff, "%Y-%m-%d %H:%M:%S")
+        assert stamp.toPython() == datetime.strptime(trip_stamps(event).dropoff, "%Y-%m-%d %H:%M:%S")
     first = dataset.graph(URIRef("http://debs2015.org/graph/1"))
     trip = URIRef("http://debs2015.org/trip/1")
 

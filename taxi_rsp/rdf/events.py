@@ -3,39 +3,31 @@
 CQELS DEBS 2015 models a stream as a bag of timestamped graphs ⟨g : [t]⟩. Here the
 triples are already dictionary-encoded (``(s, p, o)`` id tuples), ``time`` is event time
 in milliseconds (see :class:`taxi_rsp.rdf.terms.DateTime`), and ``seq`` is the arrival
-number. ``meta`` carries what the producer wants to hand to its listeners - an
-:class:`EventMeta`: at least when the event was read, for the SPEC §5 delay (the taxi
-Feeder's :class:`~taxi_rsp.feeder.records.TripMeta` adds the trigger timestamps); the
-engine never looks at it.
+number. ``read_ns`` is the system time at which the source took the event's bytes from
+its input (``time.perf_counter_ns()``; 0: not stamped), where the SPEC §5 delay of an
+output it triggers starts. ``meta`` is the producer's own payload (the taxi Feeder's
+trigger timestamps): neither the engine nor a listener reads it; a source that has
+something for listeners hands them a reader of it (see
+:data:`taxi_rsp.listener.debs.TriggerStamps`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Protocol
-
 import cython
 
 Triple = tuple[int, int, int]
 
 
-class EventMeta(Protocol):
-    """What every source hands to the listeners with an event: ``read_ns``, the
-    ``time.perf_counter_ns()`` at which the source read it (the start of its delay)."""
-
-    @property
-    def read_ns(self) -> int: ...
-
-
 @cython.cclass
 class GraphEvent:
     """One event: ``triples`` (a tuple, or a :class:`StarGraph` built on demand) at
-    ``time`` on ``stream`` in named graph ``graph``; equal events have equal fields but
-    ``meta``. One is built per input line: compiled, an extension type, built by its C
+    ``time`` on ``stream`` in named graph ``graph``, read at ``read_ns``; equal events
+    have equal fields but ``read_ns`` and ``meta``. One is built per input line: compiled, an extension type, built by its C
     slots (a Python class is called through ``type.__call__`` and a look-up of
     ``__init__``, ≈ 870 instructions; docs/performance.md, stop 25).
 
-    >>> GraphEvent(1, 60_000, ((7, 10, 20),), 3) == GraphEvent(1, 60_000, ((7, 10, 20),), 3, meta="m")
+    >>> GraphEvent(1, 60_000, ((7, 10, 20),), 3) == GraphEvent(1, 60_000, ((7, 10, 20),), 3, read_ns=5, meta="m")
     True
     """
 
@@ -44,15 +36,17 @@ class GraphEvent:
     triples = cython.declare(object, visibility="readonly")  # Sequence[Triple]
     stream = cython.declare(object, visibility="readonly")  # int: the stream's id
     graph = cython.declare(object, visibility="readonly")  # int: the named graph's id
-    meta = cython.declare(object, visibility="readonly")  # EventMeta | None
+    read_ns = cython.declare(cython.longlong, visibility="readonly")  # system time read (ns), 0: unknown
+    meta = cython.declare(object, visibility="readonly")  # the producer's payload, opaque to others
 
     def __init__(self, seq: int, time: int, triples: Sequence[Triple], stream: int, graph: int = 0,
-                 meta: EventMeta | None = None) -> None:
+                 read_ns: int = 0, meta: object = None) -> None:
         self.seq = seq
         self.time = time
         self.triples = triples
         self.stream = stream
         self.graph = graph
+        self.read_ns = read_ns
         self.meta = meta
 
     def _fields(self) -> tuple:
@@ -66,10 +60,10 @@ class GraphEvent:
 
     def __repr__(self) -> str:
         return (f"GraphEvent(seq={self.seq!r}, time={self.time!r}, triples={self.triples!r}, "
-                f"stream={self.stream!r}, graph={self.graph!r}, meta={self.meta!r})")
+                f"stream={self.stream!r}, graph={self.graph!r}, read_ns={self.read_ns!r}, meta={self.meta!r})")
 
     def __reduce__(self):
-        return (GraphEvent, (self.seq, self.time, self.triples, self.stream, self.graph, self.meta))
+        return (GraphEvent, (self.seq, self.time, self.triples, self.stream, self.graph, self.read_ns, self.meta))
 
 
 class StarLayout:

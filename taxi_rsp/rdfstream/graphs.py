@@ -32,7 +32,6 @@ from taxi_rsp.rdf.namespaces import PROV_GENERATED_AT, XSD_DATETIME
 from taxi_rsp.rdf.terms import DateTime
 from taxi_rsp.rdfstream.errors import StreamInputError
 from taxi_rsp.rdfstream.lines import (
-    StreamEventMeta,
     StreamStats,
     now_ns,
     statement_lines,
@@ -78,7 +77,7 @@ def read_graph_events(
         stats.events += 1
         stats.triples += len(finished.triples)
         return GraphEvent(stats.events, finished.time, tuple(finished.triples), stream, encode(finished.graph),
-                          StreamEventMeta(finished.first_line, now_ns()))
+                          read_ns=now_ns())
 
     for number, text in statement_lines(path, stats):
         try:

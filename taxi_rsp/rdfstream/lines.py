@@ -18,14 +18,6 @@ class StreamStats:
     triples: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class StreamEventMeta:
-    """Handed to listeners with each event: where it came from and when it was read."""
-
-    line: int
-    read_ns: int
-
-
 def statement_lines(path: Path, stats: StreamStats) -> Iterator[tuple[int, str]]:
     """``(line number, text)`` of every line that may hold a statement: lines end at
     LF (a CRLF's CR is dropped); blank lines and ``#`` comment lines are skipped."""

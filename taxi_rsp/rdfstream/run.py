@@ -99,7 +99,7 @@ class StreamSource:
     A ``# @listener`` pragma (the DEBS challenge format) needs the taxi CSV's trigger
     fields, so stream runs write the generic formats for every query."""
 
-    challenge_format = False
+    trigger_stamps = None
 
     def __init__(self, path: Path, fmt: str, iri: str) -> None:
         self.path = path

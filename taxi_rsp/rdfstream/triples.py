@@ -24,7 +24,6 @@ from taxi_rsp.rdf.events import GraphEvent
 from taxi_rsp.rdf.terms import DateTime
 from taxi_rsp.rdfstream.errors import StreamInputError
 from taxi_rsp.rdfstream.lines import (
-    StreamEventMeta,
     StreamStats,
     now_ns,
     statement_lines,
@@ -70,4 +69,4 @@ def read_triple_stream(
         stats.triples += 1
         yield GraphEvent(stats.events, time,
                          ((encode(triple.subject), encode(triple.predicate), encode(triple.object)),),
-                         stream, 0, StreamEventMeta(number, now_ns()))
+                         stream, 0, read_ns=now_ns())

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from taxi_rsp.engine.info import QueryInfo
 from taxi_rsp.errors import UserError
+from taxi_rsp.feeder import trip_stamps
 from taxi_rsp.runner import RunConfig
 from taxi_rsp.session import QuerySource, Session, SessionConfig
 from taxi_rsp.session.sinks import OpenFile
@@ -34,7 +35,7 @@ def _time_partitionable(source: QuerySource, info: QueryInfo) -> None:
 def build_session(job: Job, open_file: OpenFile) -> Session:
     """The session of `taxi-rsp run` with its file sinks writing to ``open_file(name)``."""
     session = Session(job.session)
-    session.attach_files(open_file, check=_time_partitionable)
+    session.attach_files(open_file, trigger_stamps=trip_stamps, check=_time_partitionable)
     return session
 
 

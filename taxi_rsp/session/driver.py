@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Protocol
 
 from taxi_rsp import native
+from taxi_rsp.listener.debs import TriggerStamps
 from taxi_rsp.outputs.atomic import AtomicOutputs
 from taxi_rsp.rdf.events import GraphEvent
 from taxi_rsp.session.session import Session
@@ -32,7 +33,9 @@ class Source(Protocol):
     """Where a run's events come from."""
 
     path: Path  # the input (never overwritten by an output)
-    challenge_format: bool  # DEBS @listener formats allowed (they need the taxi CSV's trigger fields)
+    # the pickup/drop-off text of its events, which the DEBS @listener formats print
+    # (None: a source without them; its runs write the generic formats)
+    trigger_stamps: TriggerStamps | None
 
     def streams(self, session: Session) -> set[str]:
         """The stream IRIs it feeds (checked against what the queries read)."""
@@ -68,7 +71,7 @@ def drive(session: Session, source: Source, out: Path, *, result_format: str = "
     replace (the static data)."""
     outputs = AtomicOutputs(out)
     with outputs:
-        sinks = session.attach_files(outputs.open, result_format, challenge_format=source.challenge_format)
+        sinks = session.attach_files(outputs.open, result_format, trigger_stamps=source.trigger_stamps)
         if explain:
             report(native.describe())
             for info in session.infos:

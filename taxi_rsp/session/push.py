@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable
-from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 
@@ -35,13 +34,6 @@ from taxi_rsp.rdf.terms import DateTime, value_to_literal
 
 PushedTriple = tuple[object, object, object]
 Time = int | str | dt.datetime
-
-
-@dataclass(frozen=True, slots=True)
-class PushedMeta:
-    """The metadata of a pushed event (:class:`~taxi_rsp.rdf.events.EventMeta`)."""
-
-    read_ns: int  # perf_counter_ns() when push() was called: the start of the event's delay
 
 
 def to_time(value: Time) -> int:

@@ -38,6 +38,7 @@ from taxi_rsp.rdf.events import GraphEvent
 from taxi_rsp.rdf.terms import IRI
 from taxi_rsp.session.config import QuerySource, SessionConfig
 from taxi_rsp.session.results import QueryHandle
+from taxi_rsp.listener.debs import TriggerStamps
 from taxi_rsp.session.sinks import OpenFile, ReportingSink, Sink, file_sink
 
 if TYPE_CHECKING:  # pushing loads pyoxigraph (8 MiB): only a session that pushes pays for it
@@ -96,7 +97,7 @@ class Session:
         ``datetime`` or xsd:dateTime text) on ``stream`` (default: the one stream the
         queries read). Events come in time order."""
         read_ns = _now_ns()
-        from taxi_rsp.session.push import GraphEncoder, PushedMeta, to_time
+        from taxi_rsp.session.push import GraphEncoder, to_time
 
         if self._encoder is None:
             self._encoder = GraphEncoder(self.dictionary)
@@ -112,7 +113,7 @@ class Session:
             raise UserError(f"event at {at} ms is earlier than the previous one ({last} ms): "
                             "push events in time order")
         event = GraphEvent(next(self._pushed), at, self._encoder.encode(graph),
-                           self.dictionary.encode(IRI(stream)), meta=PushedMeta(read_ns))
+                           self.dictionary.encode(IRI(stream)), read_ns=read_ns)
         self.engine.process(event)
 
     def info(self, name: str) -> QueryInfo:
@@ -161,15 +162,17 @@ class Session:
         self.listen(name, sink)
         self.sinks[name] = sink
 
-    def attach_files(self, open_file: OpenFile, result_format: str = "csv", challenge_format: bool = True,
+    def attach_files(self, open_file: OpenFile, result_format: str = "csv",
+                     trigger_stamps: TriggerStamps | None = None,
                      check: Callable[[QuerySource, QueryInfo], None] | None = None) -> dict[str, Sink]:
         """A file sink per query (:func:`~taxi_rsp.session.sinks.file_sink`), opened in
-        registration order; ``check`` may refuse a query first."""
+        registration order; ``trigger_stamps`` from the source when it has the challenge
+        format's trigger fields; ``check`` may refuse a query first."""
         for name, source in self.sources.items():
             info = self.info(name)
             if check is not None:
                 check(source, info)
-            self.attach(name, file_sink(source, info, open_file, result_format, challenge_format))
+            self.attach(name, file_sink(source, info, open_file, result_format, trigger_stamps))
         return self.sinks
 
     # -- driving ---------------------------------------------------------------------

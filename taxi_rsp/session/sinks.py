@@ -10,6 +10,7 @@ from taxi_rsp.engine.info import QueryInfo
 from taxi_rsp.engine.query import QueryOutput
 from taxi_rsp.errors import UserError
 from taxi_rsp.listener import PROFILES, CsvResultWriter, DebsTopKWriter, NQuadsResultWriter, SparqlJsonResultWriter
+from taxi_rsp.listener.debs import TriggerStamps
 from taxi_rsp.session.config import QuerySource
 
 OpenFile = Callable[[str], TextIO]  # a file name -> a text file to write (AtomicOutputs.open, ...)
@@ -35,17 +36,18 @@ class ReportingSink(Sink, Protocol):
 
 
 def file_sink(source: QuerySource, info: QueryInfo, open_file: OpenFile, result_format: str = "csv",
-              challenge_format: bool = True) -> Sink:
+              trigger_stamps: TriggerStamps | None = None) -> Sink:
     """The file writer of one query: the DEBS challenge CSV when the query has a
-    ``# @listener`` pragma (and ``challenge_format``: the format needs the taxi CSV's
-    trigger fields), N-Quads for CONSTRUCT, else CSV or SPARQL JSON lines."""
-    listener = source.listener if challenge_format else None
+    ``# @listener`` pragma and the run's source gives ``trigger_stamps`` (the format
+    prints the taxi CSV's trigger fields), N-Quads for CONSTRUCT, else CSV or SPARQL
+    JSON lines."""
+    listener = source.listener if trigger_stamps is not None else None
     if listener is not None:
         profile = PROFILES.get(listener)
         if profile is None:
             raise UserError(f"{source.origin}: unknown @listener {listener!r} (known: {', '.join(PROFILES)})")
         try:
-            return DebsTopKWriter(profile, open_file(f"{source.name}.csv"), info.columns)
+            return DebsTopKWriter(profile, open_file(f"{source.name}.csv"), info.columns, trigger_stamps)
         except ValueError as exc:
             raise UserError(f"{source.origin}: {exc}") from None
     if info.form == "CONSTRUCT":
