@@ -28,7 +28,7 @@ from taxi_rsp.errors import UserError
 from taxi_rsp.native import pure_python_requested
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.events import GraphEvent, StarGraph, StarLayout
-from taxi_rsp.rdf.namespaces import RDF_TYPE, STREAMS, XSD_DECIMAL, XSD_INTEGER
+from taxi_rsp.rdf.namespaces import RDF_TYPE, TRIPS_STREAM, XSD_DECIMAL, XSD_INTEGER
 from taxi_rsp.rdf.terms import IRI
 from taxi_rsp.spec import FIELD_COUNT, FIELD_INDEX, Q1_GRID, Q2_GRID, REJECTS_HEADER
 
@@ -82,7 +82,7 @@ class Feeder:
         path: Path,
         dictionary: Dictionary,
         rejects: TextIO | None = None,
-        stream_iri: str = STREAMS + "trips",
+        stream_iri: str = TRIPS_STREAM,
         *,
         first_line: int = 1,
         latest_dropoff: int | None = None,

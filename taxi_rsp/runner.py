@@ -29,7 +29,7 @@ from taxi_rsp.outputs.atomic import AtomicOutputs
 from taxi_rsp.outputs.summary import data_warnings
 from taxi_rsp.procfs import ReadOffset, peak_rss_kib
 from taxi_rsp.rdf.events import GraphEvent
-from taxi_rsp.rdf.namespaces import STREAMS
+from taxi_rsp.rdf.namespaces import TRIPS_STREAM
 from taxi_rsp.session import QuerySource, Session, SessionConfig, resolve_query
 from taxi_rsp.session.driver import drive
 
@@ -94,7 +94,7 @@ class TripSource:
         self._rejects: Path = config.out / "rejects.csv"
 
     def streams(self, session: Session) -> set[str]:
-        return {STREAMS + "trips"}
+        return {TRIPS_STREAM}
 
     def open(self, session: Session, outputs: AtomicOutputs, sinks: dict) -> None:
         live = self.config.live
@@ -103,7 +103,7 @@ class TripSource:
                 live.attach(info, sinks[info.name], session.listen)
         rejects = outputs.open("rejects.csv")
         # the queries are all registered: the Feeder skips the terms none of them reads
-        self.feeder = Feeder(self.path, session.dictionary, rejects, read=session.predicates_read(STREAMS + "trips"))
+        self.feeder = Feeder(self.path, session.dictionary, rejects, read=session.predicates_read(TRIPS_STREAM))
         self.watch = _InputWatch(self.feeder, self.path, self.config.rss_checkpoints)
 
     @contextmanager

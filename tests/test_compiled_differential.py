@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from taxi_rsp.engine.config import EngineConfig
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.rdf.terms import Literal
 from taxi_rsp.planner import register
@@ -157,8 +158,15 @@ JOIN_QUERIES = [
 ]
 
 
+def _engine(compiled: bool) -> Engine:
+    """An engine whose test stream is declared subject-disjoint (every event here is a
+    star on a fresh subject ex:eN): its blocks are matched per event, so the window
+    aggregates, top-k and joins under test are the ones a star over the Feeder gets."""
+    return Engine(config=EngineConfig(compiled=compiled, subject_disjoint_streams=frozenset({EX + "stream"})))
+
+
 def _outputs(query: str, events, compiled: bool, explain: list | None = None) -> list:
-    engine = Engine(compiled=compiled)
+    engine = _engine(compiled)
     registered = register(engine, query, "q")
     outputs = play(engine, events)
     if explain is not None:
@@ -181,11 +189,11 @@ def test_compiled_plans_inside_larger_plans_equal_the_reference(template: str, e
 
 
 def test_the_planner_compiles_group_over_window_and_says_so() -> None:
-    engine = Engine()
+    engine = _engine(True)
     query = register(engine, PREFIX + f"SELECT ?k (MEDIAN(?v) AS ?m) WHERE {{ STREAM <{EX}stream> [RANGE 1m] "
                             "{ ?e ex:k ?k ; ex:v ?v } } GROUP BY ?k", "q")
     assert "CompiledAggregate" in query.explain()
-    reference = register(Engine(compiled=False), PREFIX + f"SELECT ?k (MEDIAN(?v) AS ?m) WHERE {{ STREAM "
+    reference = register(_engine(False), PREFIX + f"SELECT ?k (MEDIAN(?v) AS ?m) WHERE {{ STREAM "
                                                 f"<{EX}stream> [RANGE 1m] {{ ?e ex:k ?k ; ex:v ?v }} }} GROUP BY ?k", "q")
     assert "CompiledAggregate" not in reference.explain()
 
@@ -379,7 +387,7 @@ def test_a_rest_row_without_a_key_is_keyed_by_the_refill_that_needs_it() -> None
     saved = topk.HEAD_MIN, topk.HEAD_SLACK
     topk.HEAD_MIN, topk.HEAD_SLACK = 1, 1
     try:
-        engine = Engine()
+        engine = _engine(True)
         registered = register(engine, query, "q")
         (op,) = [o for o in registered.physical.operators if isinstance(o, topk.CompiledTopK)]
         modes = []
@@ -484,7 +492,7 @@ def test_an_iri_sort_key_stays_compiled_and_orders_by_the_iri_text(events) -> No
         ORDER BY DESC(?v) ?t LIMIT 2"""
     results, explains = [], []
     for compiled in (True, False):
-        engine = Engine(compiled=compiled)
+        engine = _engine(compiled)
         registered = register(engine, query, "q")
         stream = Stream(engine)
         minute = 0.0
@@ -520,7 +528,7 @@ def test_long_min_max_queues_compact_and_equal_the_reference(pattern: str) -> No
     events = [(0.1, "ab"[i % 7 == 0], v, None) for i, v in enumerate(values)]
     text = PREFIX + f"SELECT ?k (MIN(?v) AS ?lo) (MAX(?v) AS ?hi) (COUNT(*) AS ?n) WHERE {{ STREAM <{EX}stream> " \
                     "[RANGE 6m] { ?e ex:k ?k ; ex:v ?v } } GROUP BY ?k"
-    engine = Engine(compiled=True)
+    engine = _engine(True)
     registered = register(engine, text, "q")
     aggregate = registered.physical.windows[0]
     stream = Stream(engine)

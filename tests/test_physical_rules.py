@@ -15,6 +15,7 @@ from taxi_rsp.planner import compile_query
 PREFIX = "PREFIX ex: <http://ex/> "
 S = "STREAM <http://s> [RANGE 1m]"
 SPECIALISED, REFERENCE = EngineConfig(), EngineConfig(compiled=False)
+STARS = frozenset({"http://s"})  # <http://s> declared subject-disjoint: stars matched per event
 W = "Window <http://s> [RANGE 60000ms], 1 pattern"
 
 FIXTURES = [
@@ -74,24 +75,24 @@ FIXTURES = [
      """),
     ("a monotone score ranks with TMA on the reference tier",
      f"SELECT ?x ?s WHERE {{ {S} {{ ?x ex:p ?a ; ex:q ?b }} BIND(?a / ?b AS ?s) }} ORDER BY DESC(?s) LIMIT 3",
-     REFERENCE,
+     EngineConfig(compiled=False, subject_disjoint_streams=STARS),
      """
      TmaTopK [reference] k=3 over ?a, ?b -> ?x ?a ?b ?s
-       Window <http://s> [RANGE 60000ms], 2 patterns, reference matcher + Extend ?s -> ?x ?a ?b ?s
+       Window <http://s> [RANGE 60000ms], 2 patterns of one subject, matched per event, reference matcher + Extend ?s -> ?x ?a ?b ?s
      """),
     ("and with the specialised top-k unless TMA is asked for",
      f"SELECT ?x ?s WHERE {{ {S} {{ ?x ex:p ?a ; ex:q ?b }} BIND(?a / ?b AS ?s) }} ORDER BY DESC(?s) LIMIT 3",
-     SPECIALISED,
+     EngineConfig(subject_disjoint_streams=STARS),
      """
      TopK [specialised] DESC ?s offset 0 limit 3 -> ?x ?a ?b ?s
-       Window <http://s> [RANGE 60000ms], 2 patterns, generated matcher + Extend ?s -> ?x ?a ?b ?s
+       Window <http://s> [RANGE 60000ms], 2 patterns of one subject, matched per event, generated matcher + Extend ?s -> ?x ?a ?b ?s
      """),
     ("top_k='tma' asks for it",
      f"SELECT ?x ?s WHERE {{ {S} {{ ?x ex:p ?a ; ex:q ?b }} BIND(?a / ?b AS ?s) }} ORDER BY DESC(?s) LIMIT 3",
-     EngineConfig(top_k="tma"),
+     EngineConfig(top_k="tma", subject_disjoint_streams=STARS),
      """
      TmaTopK [reference] k=3 over ?a, ?b -> ?x ?a ?b ?s
-       Window <http://s> [RANGE 60000ms], 2 patterns, generated matcher + Extend ?s -> ?x ?a ?b ?s
+       Window <http://s> [RANGE 60000ms], 2 patterns of one subject, matched per event, generated matcher + Extend ?s -> ?x ?a ?b ?s
      """),
     ("three stream inputs: one routed multi-way join",
      f"SELECT * WHERE {{ {S} {{ ?x ex:p ?a }} {S} {{ ?a ex:q ?b }} {S} {{ ?b ex:r ?x }} }}", SPECIALISED,
@@ -110,6 +111,29 @@ FIXTURES = [
          Window <http://s> [RANGE 60000ms], 1 pattern, generated matcher -> ?x ?a
          Window <http://s> [RANGE 60000ms], 1 pattern, generated matcher -> ?a ?b
        Window <http://s> [RANGE 60000ms], 1 pattern, generated matcher -> ?b ?x
+     """),
+    ("a block's patterns match across the window's events: a join of one window per pattern",
+     f"SELECT * WHERE {{ {S} {{ ?x ex:p ?a ; ex:q ?b }} }}", SPECIALISED,
+     f"""
+     Join [specialised] on ?x -> ?x ?a ?b
+       {W}, generated matcher -> ?x ?a
+       {W}, generated matcher -> ?x ?b
+     """),
+    ("over a subject-disjoint stream a star is matched per event, stars are joined",
+     f"SELECT * WHERE {{ {S} {{ ?x ex:p ?a ; ex:q ?b . ?a ex:r ?c }} }}", EngineConfig(subject_disjoint_streams=STARS),
+     """
+     Join [specialised] on ?a -> ?x ?a ?b ?c
+       Window <http://s> [RANGE 60000ms], 2 patterns of one subject, matched per event, generated matcher -> ?x ?a ?b
+       Window <http://s> [RANGE 60000ms], 1 pattern, generated matcher -> ?a ?c
+     """),
+    ("connected patterns join before an unconnected one (no avoidable cross product)",
+     f"SELECT * WHERE {{ {S} {{ ?x ex:p ?a . ?y ex:q ?b . ?a ex:r ?y }} }}", EngineConfig(join_routing="binary"),
+     f"""
+     Join [specialised] on ?y -> ?x ?a ?y ?b
+       Join [specialised] on ?a -> ?x ?a ?y
+         {W}, generated matcher -> ?x ?a
+         {W}, generated matcher -> ?a ?y
+       {W}, generated matcher -> ?y ?b
      """),
     ("an OPTIONAL sharing no variable has nothing to specialise on",
      f"SELECT * WHERE {{ {S} {{ ?x ex:p ?a }} OPTIONAL {{ {S} {{ ?y ex:q ?b }} }} }}", SPECIALISED,

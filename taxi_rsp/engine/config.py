@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from taxi_rsp.errors import UserError
+from taxi_rsp.rdf.namespaces import TRIPS_STREAM
 
 TOP_K = ("auto", "sorted", "tma")
 JOIN_ROUTING = ("adaptive", "fixed", "binary")
@@ -24,7 +25,12 @@ class EngineConfig:
     * ``compiled``: generated code where a sub-plan allows it, else the reference
       operators only;
     * ``prune_columns``: windows keep only the variables read above them
-      (:mod:`taxi_rsp.algebra.prune`).
+      (:mod:`taxi_rsp.algebra.prune`);
+    * ``subject_disjoint_streams``: the streams whose events never share a subject (by
+      default the taxi Feeder's): a STREAM block over one is matched per event for each
+      star of its patterns, others are joined across the window's events
+      (:mod:`taxi_rsp.algebra.window_graph`); declaring a stream that is not disjoint
+      loses the matches across its events.
 
     >>> EngineConfig(join_routing="binary").compiled
     True
@@ -39,6 +45,7 @@ class EngineConfig:
     share_pipelines: bool = True
     compiled: bool = True
     prune_columns: bool = True
+    subject_disjoint_streams: frozenset[str] = frozenset({TRIPS_STREAM})
 
     def __post_init__(self) -> None:
         if self.top_k not in TOP_K:

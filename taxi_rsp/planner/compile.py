@@ -17,6 +17,7 @@ from __future__ import annotations
 from taxi_rsp.algebra.optimize import optimize
 from taxi_rsp.algebra.prune import prune
 from taxi_rsp.algebra.translate import translate_query
+from taxi_rsp.algebra.window_graph import split_blocks
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.engine.physical import QueryPlan
 from taxi_rsp.engine.query import Listener, RegisteredQuery
@@ -33,8 +34,9 @@ def compile_query(engine: Engine, text: str, name: str, params: dict[str, str] |
     whose plan equals one the engine already runs gets that query's physical plan."""
     ast = parse_query(text, params, source)
     logical = translate_query(ast)
-    logical.root = optimize(logical.root)
     config = engine.config
+    # a STREAM block matches over its window's content, across events (RSP-QL)
+    logical.root = optimize(split_blocks(logical.root, config.subject_disjoint_streams))
     if config.prune_columns:
         logical.root = prune(logical.root)
     shareable = config.share_pipelines and not draws(ast)  # RAND(): each query its own draws

@@ -83,7 +83,9 @@ class Window(Node):
         n = len(self.triples)
         fused = f" + {_steps(self.steps)}" if self.steps else ""
         matcher = "generated matcher" if self.specialised else "reference matcher"
-        return f"Window <{self.stream}> [{_window(self.spec)}], {n} pattern{'s' * (n != 1)}, {matcher}{fused}"
+        # several patterns in one window: a star over a subject-disjoint stream (window_graph)
+        scope = ", 1 pattern" if n == 1 else f", {n} patterns of one subject, matched per event"
+        return f"Window <{self.stream}> [{_window(self.spec)}]{scope}, {matcher}{fused}"
 
 
 @dataclass(frozen=True)

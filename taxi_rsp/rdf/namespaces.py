@@ -7,6 +7,9 @@ RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
 PROV = "http://www.w3.org/ns/prov#"
 TAXI = "http://debs2015.org/taxi#"
 STREAMS = "http://debs2015.org/streams/"
+# The taxi Feeder's stream: one event per trip, a star on the trip's own IRI, so no two
+# events share a subject (what lets a STREAM block over it be matched inside each event).
+TRIPS_STREAM = STREAMS + "trips"
 
 XSD_STRING = XSD + "string"
 XSD_INTEGER = XSD + "integer"

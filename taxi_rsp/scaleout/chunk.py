@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TextIO
 
 from taxi_rsp.feeder import Feeder
-from taxi_rsp.rdf.namespaces import STREAMS
+from taxi_rsp.rdf.namespaces import TRIPS_STREAM
 from taxi_rsp.scaleout.job import Job, build_session
 from taxi_rsp.scaleout.plan import ChunkTask
 from taxi_rsp.scaleout.slices import LineReader
@@ -85,7 +85,7 @@ def run_chunk(job: Job, task: ChunkTask, parts: str) -> ChunkResult:
         session = build_session(job, open_file)
         writers = session.sinks
         path = Path(job.input)
-        read = session.predicates_read(STREAMS + "trips")  # the terms no query reads are skipped
+        read = session.predicates_read(TRIPS_STREAM)  # the terms no query reads are skipped
         started, cpu_started = time.perf_counter(), time.process_time()
         warm = Feeder(path, session.dictionary, first_line=task.warm_first_line,
                       latest_dropoff=task.warm_latest_dropoff,
