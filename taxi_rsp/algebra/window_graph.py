@@ -35,7 +35,8 @@ from __future__ import annotations
 from dataclasses import fields, replace
 
 from taxi_rsp.algebra import plan as P
-from taxi_rsp.lang.ast import TriplePattern, Var
+from taxi_rsp.algebra.join_order import connected_order, triple_vars
+from taxi_rsp.lang.ast import TriplePattern
 
 
 def split_blocks(node: P.PlanNode, subject_disjoint: frozenset[str] = frozenset()) -> P.PlanNode:
@@ -57,6 +58,7 @@ def event_local_components(triples: tuple[TriplePattern, ...], subject_disjoint:
     """The patterns of a block grouped into sets that match inside one event, in the
     order of their first pattern.
 
+    >>> from taxi_rsp.lang.ast import Var
     >>> from taxi_rsp.rdf.terms import IRI
     >>> a, b = TriplePattern(Var("x"), IRI("http://p"), Var("y")), TriplePattern(Var("y"), IRI("http://q"), Var("z"))
     >>> c = TriplePattern(Var("x"), IRI("http://r"), Var("w"))
@@ -77,35 +79,8 @@ def _split(scan: P.Scan, subject_disjoint: bool) -> P.PlanNode:
     components = event_local_components(scan.triples, subject_disjoint)
     if len(components) == 1:
         return scan
-    ordered = _connected_order(components)
+    ordered = connected_order(components, triple_vars)
     joined: P.PlanNode = replace(scan, triples=ordered[0])
     for component in ordered[1:]:
         joined = P.Join(joined, replace(scan, triples=component))
     return joined
-
-
-def _vars(component: tuple[TriplePattern, ...]) -> set[str]:
-    return {n.name for t in component for n in (t.s, t.p, t.o) if isinstance(n, Var)}
-
-
-def _connected_order(components: list[tuple[TriplePattern, ...]]) -> list[tuple[TriplePattern, ...]]:
-    """The components in text order, except that each next one shares a variable with
-    those before it whenever one does: a cross product comes only where the block itself
-    has no connection (then in text order).
-
-    >>> from taxi_rsp.rdf.terms import IRI
-    >>> p = IRI("http://p")
-    >>> parts = [(TriplePattern(Var("a"), p, Var("b")),), (TriplePattern(Var("c"), p, Var("d")),),
-    ...          (TriplePattern(Var("b"), p, Var("c")),)]
-    >>> [part[0].s.name for part in _connected_order(parts)]
-    ['a', 'b', 'c']
-    """
-    left = list(components)
-    ordered = [left.pop(0)]
-    bound = _vars(ordered[0])
-    while left:
-        index = next((i for i, part in enumerate(left) if _vars(part) & bound), 0)
-        part = left.pop(index)
-        ordered.append(part)
-        bound |= _vars(part)
-    return ordered

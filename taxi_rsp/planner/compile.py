@@ -14,6 +14,7 @@ built for one engine: its dictionary, static data, shared pipelines and configur
 
 from __future__ import annotations
 
+from taxi_rsp.algebra.join_order import order_joins
 from taxi_rsp.algebra.optimize import optimize
 from taxi_rsp.algebra.prune import prune
 from taxi_rsp.algebra.translate import translate_query
@@ -35,8 +36,9 @@ def compile_query(engine: Engine, text: str, name: str, params: dict[str, str] |
     ast = parse_query(text, params, source)
     logical = translate_query(ast)
     config = engine.config
-    # a STREAM block matches over its window's content, across events (RSP-QL)
-    logical.root = optimize(split_blocks(logical.root, config.subject_disjoint_streams))
+    # a STREAM block matches over its window's content, across events (RSP-QL); joins
+    # in an order without avoidable cross products
+    logical.root = optimize(order_joins(split_blocks(logical.root, config.subject_disjoint_streams)))
     if config.prune_columns:
         logical.root = prune(logical.root)
     shareable = config.share_pipelines and not draws(ast)  # RAND(): each query its own draws
