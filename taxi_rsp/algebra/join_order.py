@@ -119,7 +119,7 @@ def _split_static(node: P.StaticBGP) -> P.PlanNode:
     if isinstance(node.graph, Var):  # ?g is shared by every part: one component anyway
         return node
     parts = components(node.triples)
-    if len(parts) == 1:
+    if len(parts) <= 1:
         return node
     joined: P.PlanNode = replace(node, triples=parts[0])
     for part in parts[1:]:
