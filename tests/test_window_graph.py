@@ -23,6 +23,11 @@ BLOCKS = {
     "triangle": "?x ex:p ?y . ?y ex:q ?z . ?z ex:r ?x",
     "cross product": "?x ex:p ?y . ?w ex:q ?z",
     "constant and blank node": "?x ex:p ex:s1 . ?x ex:q [ ex:r ?z ]",
+    # a group pattern inside STREAM (the CQELS grammar allows it; RSP-QL needs it)
+    "optional": "?x ex:p ?y OPTIONAL { ?y ex:q ?z }",
+    "filter": "?x ex:p ?y . ?y ex:q ?z FILTER(?x != ?z)",
+    "union": "{ ?x ex:p ?y } UNION { ?y ex:q ?x }",
+    "minus": "?x ex:p ?y MINUS { ?y ex:r ?x }",
 }
 RANGE_MINUTES = 2
 NODES = ["ex:s0", "ex:s1", "ex:s2"]
@@ -31,8 +36,16 @@ EVENTS = st.lists(st.tuples(st.sampled_from([0, 0.5, 1, 1.5, 2.5]), st.lists(TRI
                   min_size=1, max_size=14)
 
 
+def _variables(block: str) -> list[str]:
+    return sorted({word.strip("(){}!=,") for word in block.split() if word.strip("(){}!=,").startswith("?")})
+
+
+def _sorted(rows) -> list[tuple]:
+    return sorted(rows, key=lambda row: [(value is None, value or "") for value in row])
+
+
 def _query(block: str) -> str:
-    variables = sorted({word for word in block.split() if word.startswith("?")})
+    variables = _variables(block)
     return (PREFIX + f"SELECT {' '.join(variables)} WHERE {{ STREAM <{EX}stream> [RANGE {RANGE_MINUTES}m] "
             f"{{ {block} }} }} ORDER BY {' '.join(variables)}")
 
@@ -47,9 +60,10 @@ def _oracle(block: str, window: list[tuple[str, str, str]]) -> list[tuple[str, .
     for triple in window:
         t = _expanded(triple)
         store.add(ox.Quad(t.subject, t.predicate, t.object, ox.DefaultGraph()))
-    variables = sorted({word[1:] for word in block.split() if word.startswith("?")})
-    solutions = store.query(PREFIX + f"SELECT {' '.join('?' + v for v in variables)} WHERE {{ {block} }}")
-    return sorted(tuple(solution[v].value for v in variables) for solution in solutions)
+    variables = _variables(block)
+    solutions = store.query(PREFIX + f"SELECT {' '.join(variables)} WHERE {{ {block} }}")
+    return _sorted(tuple(None if solution[v[1:]] is None else solution[v[1:]].value for v in variables)
+                   for solution in solutions)
 
 
 def _engine_after_each_event(block: str, events, compiled: bool) -> list[list[tuple[str, ...]]]:
@@ -64,7 +78,7 @@ def _engine_after_each_event(block: str, events, compiled: bool) -> list[list[tu
         minute += gap
         stream.send(minute, *triples)
         for output in stream.outputs[seen:]:
-            current = sorted(tuple(term.value for term in row) for row in output.terms())
+            current = _sorted(tuple(None if term is None else term.value for term in row) for row in output.terms())
         seen = len(stream.outputs)
         results.append(current)
     return results

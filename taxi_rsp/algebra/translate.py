@@ -33,6 +33,7 @@ class _Translator:
         self._source = source
         self._fresh = itertools.count()
         self._graph: Any = None  # the graph of the enclosing GRAPH block (None: default graph)
+        self._window: ast.StreamPattern | None = None  # the enclosing STREAM block (None: static data)
 
     def _where(self, position: ast.Position | None) -> str:
         return f"{self._source}:{position.line}:{position.column}: " if position is not None else ""
@@ -204,6 +205,8 @@ class _Translator:
             match element:
                 case ast.Filter():
                     filters.append(element.expr)
+                case ast.BGP() if self._window is not None:
+                    node = _join(node, self.window_bgp(element.triples, self._window))
                 case ast.BGP():
                     node = _join(node, self.static_bgp(element.triples, self._graph))
                 case ast.Values():
@@ -304,19 +307,36 @@ class _Translator:
         return node
 
     def stream(self, element: ast.StreamPattern) -> P.PlanNode:
+        """``STREAM <s> [window] { P }``: P over the window's content as one graph (RSP-QL;
+        the planner joins its patterns across events, :mod:`taxi_rsp.algebra.window_graph`).
+        P is any group pattern of triples, FILTER, BIND, OPTIONAL, UNION, MINUS, VALUES
+        and nested groups; every triple pattern in it reads the window."""
+        where = self._where(element.position)
         if not isinstance(element.stream, IRI):
-            raise UnsupportedQueryError(f"{self._where(element.position)}STREAM needs an IRI, not a variable")
-        where = self._where(element.position).rstrip(": ")
-        triples: list[ast.TriplePattern] = []
+            raise UnsupportedQueryError(f"{where}STREAM needs an IRI, not a variable")
+        if self._window is not None:
+            raise UnsupportedQueryError(f"{where}a STREAM block cannot be inside another STREAM block")
         for inner in element.pattern.elements:
-            if not isinstance(inner, ast.BGP):
-                raise UnsupportedQueryError(
-                    f"{where}: a STREAM block may contain triple patterns only; "
-                    "put FILTER/BIND/OPTIONAL after the STREAM block"
-                )
-            triples.extend(inner.triples)
-        if not triples:
-            raise UnsupportedQueryError(f"{where}: empty STREAM pattern")
+            if isinstance(inner, (ast.GraphGraphPattern, ast.SubSelect)) or has_stream(inner):
+                what = {ast.GraphGraphPattern: "GRAPH (the named graphs of stream events)",
+                        ast.SubSelect: "a sub-SELECT"}.get(type(inner), "a STREAM block")
+                raise UnsupportedQueryError(f"{where}{what} inside a STREAM block is not supported; "
+                                            "put it after the STREAM block")
+        if not has_triples(element.pattern):
+            raise UnsupportedQueryError(f"{where.rstrip(': ')}: empty STREAM pattern")
+        if all(isinstance(inner, ast.BGP) for inner in element.pattern.elements):
+            # triples only: one block, one scan (split by the planner where it must)
+            return self.window_bgp(tuple(t for inner in element.pattern.elements for t in inner.triples), element)
+        self._window = element
+        try:
+            return self.group(element.pattern)
+        finally:
+            self._window = None
+
+    def window_bgp(self, triples: tuple[ast.TriplePattern, ...], element: ast.StreamPattern) -> P.PlanNode:
+        """Triples over the window of ``element``: a scan, or a UNION of scans for the
+        alternatives of fixed-length property paths."""
+        where = self._where(element.position).rstrip(": ")
         variants: list[list[ast.TriplePattern]] = [[]]
         for t in triples:
             expansions = self._fixed_paths(t.s, t.p, t.o) if ast.is_path(t.p) else [[t]]
@@ -326,7 +346,8 @@ class _Translator:
                     "inside STREAM use fixed-length paths (/, ^, |)"
                 )
             variants = [v + e for v in variants for e in expansions]
-        scans = [P.Scan(element.stream.value, element.window, _bnodes_as_vars(tuple(v))) for v in variants]
+        stream = element.stream.value  # type: ignore[union-attr]
+        scans = [P.Scan(stream, element.window, _bnodes_as_vars(tuple(v))) for v in variants]
         return scans[0] if len(scans) == 1 else P.Union(tuple(scans))
 
     def _fixed_paths(self, s: Any, path: Any, o: Any) -> list[list[ast.TriplePattern]] | None:
@@ -395,6 +416,18 @@ def _refuse(query: ast.Query, clause: str, message: str) -> UnsupportedQueryErro
     if position is None:
         return UnsupportedQueryError(message)
     return UnsupportedQueryError(f"{query.source}:{position.line}:{position.column}: {message}")
+
+
+def has_triples(obj: Any) -> bool:
+    """True when a pattern (or any part of it) holds a triple pattern."""
+    if isinstance(obj, ast.BGP):
+        return bool(obj.triples)
+    if isinstance(obj, tuple):
+        return any(has_triples(item) for item in obj)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return any(has_triples(getattr(obj, f.name)) for f in dataclasses.fields(obj)
+                   if f.name not in ("prefixes", "position", "template"))
+    return False
 
 
 def has_stream(obj: Any) -> bool:
