@@ -59,12 +59,27 @@ def run_debs(csv_path: str | Path, out: str | Path, *, queries: Sequence[str] = 
     defaults (Q1 30, Q2 15 and 30); ``params`` binds other query parameters
     (``{"q1": {"window": "60m"}}``, ``"*"`` for every query).
 
+    A folder that holds a complete run (its ``summary.json``) is not replaced unless
+    ``force=True`` — a program or a notebook cell run twice, or pointed at the folder of
+    a `taxi-rsp run`, does not silently overwrite results. (``force`` also removes other
+    output-like files the run would not rewrite, as ``--force`` does.)
+
     >>> import tempfile, taxi_rsp
-    >>> summary = taxi_rsp.run_debs(taxi_rsp.SAMPLE_CSV, tempfile.mkdtemp(), queries=["q1"])
+    >>> out = tempfile.mkdtemp()
+    >>> summary = taxi_rsp.run_debs(taxi_rsp.SAMPLE_CSV, out, queries=["q1"])
     >>> summary["accepted"], summary["emitted"]["q1"] > 0
     (10004, True)
+    >>> taxi_rsp.run_debs(taxi_rsp.SAMPLE_CSV, out, queries=["q1"])
+    Traceback (most recent call last):
+    ...
+    taxi_rsp.errors.UserError: .../summary.json: the folder holds a complete run; run_debs(..., force=True) replaces it, or give another folder
     """
     from taxi_rsp.runner import RunConfig, run
+
+    complete = Path(out) / "summary.json"
+    if complete.is_file() and not force:
+        raise UserError(f"{complete}: the folder holds a complete run; run_debs(..., force=True) replaces it, "
+                        "or give another folder")
 
     merged: dict[str, dict[str, str]] = {name: dict(values) for name, values in (params or {}).items()}
     if q1_window_min is not None:

@@ -2,7 +2,8 @@
 
 Sub-commands live in :mod:`taxi_rsp.commands`, one module each; a module takes part
 by defining ``register(subparsers)``, which adds its parser and sets ``func`` to a
-callable taking the parsed namespace and returning the exit code.
+callable taking the parsed namespace and returning the exit code. The parsers are
+:mod:`taxi_rsp.commands.parsing`'s: an option mistake is two lines, the command's own.
 
     $ taxi-rsp run taxi_rsp/samples/debs2015/sample20d_first10004.csv --out out --query q1
 """
@@ -23,6 +24,7 @@ from collections.abc import Sequence
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from taxi_rsp import __version__, commands, environment  # noqa: E402
+from taxi_rsp.commands.parsing import CommandParser, SubcommandParser  # noqa: E402
 from taxi_rsp.errors import UserError  # noqa: E402
 from taxi_rsp.extras import missing_extra_hint  # noqa: E402
 
@@ -30,7 +32,7 @@ DEBUG_HELP = "on an error, show the Python traceback after the one-line message"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="taxi-rsp",
         description="CQELS RDF stream processing for the DEBS 2015 taxi challenge.",
         epilog=environment.HELP,
@@ -38,10 +40,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"taxi-rsp {__version__}")
     parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
+                                       parser_class=SubcommandParser)
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
         module = importlib.import_module(f"{commands.__name__}.{info.name}")
-        module.register(subparsers)
+        if hasattr(module, "register"):  # not every module is a command (parsing.py)
+            module.register(subparsers)
     _add_debug_everywhere(subparsers)
     return parser
 

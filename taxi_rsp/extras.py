@@ -1,7 +1,8 @@
 """Which optional extra of the package provides a module (see pyproject.toml).
 
 The core install (``pip install taxi-rsp``) runs the engine, the Feeder, the listeners,
-``verify`` and ``synth``; the Spark baseline, the report and the tests need extras. A
+``verify`` and ``synth``; the Spark baseline, the report, DataFrames of results and the
+tests need extras. A
 command that reaches a missing module says which extra to install, in one line.
 
     >>> missing_extra_hint("pyspark")
@@ -18,6 +19,7 @@ EXTRA_OF = {
     "pyarrow": "spark",
     "py4j": "spark",
     "matplotlib": "report",
+    "polars": "polars",
     "rdflib": "test",
     "pytest": "test",
     "hypothesis": "test",

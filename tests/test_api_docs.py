@@ -47,4 +47,4 @@ def test_the_readme_python_block_runs(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.chdir(tmp_path)
     printed = _run(code)
     assert "event [{'room': IRI(value='http://example.org/hall'), 'n': 1}]" in printed
-    assert (tmp_path / "out" / "summary.json").is_file()
+    assert (tmp_path / "out-api" / "summary.json").is_file()

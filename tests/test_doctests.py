@@ -12,7 +12,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 # optional extras or a display the example needs: their own tests run them
-NEEDS_EXTRA = {"taxi_rsp.baseline", "taxi_rsp.verify.plots", "taxi_rsp.viz", "taxi_rsp.data.profile_polars"}
+NEEDS_EXTRA = {"taxi_rsp.baseline", "taxi_rsp.verify.plots", "taxi_rsp.viz", "taxi_rsp.data.profile_polars",
+               "taxi_rsp.session.frames"}
 
 
 def _modules() -> list[str]:

@@ -6,8 +6,11 @@
   ``# ...`` is a comment. Not run here: `report` and `synth --days 20` (minutes: run
   with ``-m slow``) and `vm build` / `grade` (root, QEMU and a 3 GB image: their
   ``--help`` is run instead; tests/test_vm_grading.py builds and boots the image).
-* The two commands at the top: the test command is exactly what `.ci/run` runs; the
-  main-job command runs as written in a fresh clone (``-m slow``: it installs a venv).
+* The first commands at the top: the main job installs the core only (no extra) and
+  runs; the second adds ``[spark]`` for `baseline` and `verify`; the test command is
+  exactly what `.ci/run` runs. The first two run as written in a fresh clone (``-m slow``:
+  they install a venv), and the core venv's `baseline` says in one line which extra it
+  lacks.
 """
 
 from __future__ import annotations
@@ -121,27 +124,51 @@ def test_slow_using_it_commands_run_as_written(scratch: Path) -> None:
     assert (scratch / "REPORT" / "report.html").exists() and (scratch / "cache" / "20d.csv").exists()
 
 
+FIRST = "## First commands"
+
+
+def test_the_main_job_installs_the_core_and_spark_comes_with_baseline() -> None:
+    main_job, spark, tests = (block.strip() for block in code_blocks(FIRST)[:3])
+    assert ".venv/bin/pip install -q -e . &&" in main_job and "[" not in main_job  # no extra
+    assert main_job.endswith("taxi-rsp run taxi_rsp/samples/debs2015/sample20d_first10004.csv --out out")
+    assert spark.startswith(".venv/bin/pip install -q -e '.[spark]' && ")
+    assert "taxi-rsp baseline " in spark and spark.endswith("taxi-rsp verify out base")
+    assert "'.[test]'" in tests
+
+
+def test_the_install_figures_name_their_date() -> None:
+    section = README.split(FIRST, 1)[1].split("\n## ", 1)[0]
+    assert re.search(r"measured 20\d\d-\d\d-\d\d", section), "install figures without a date"
+    assert re.search(r"core[^.]*\b\d+ MB", section) and re.search(r"\[spark\][^.]*\b[\d,]+ MB", section)
+
+
 def test_ci_runs_exactly_the_readme_test_command() -> None:
-    test_command = code_blocks("## The two commands")[1].strip()
+    test_command = code_blocks(FIRST)[2].strip()
     ci = (ROOT / ".ci" / "run").read_text()
     assert test_command in ci.splitlines()
     assert "exit code 5" in ci  # pytest collecting nothing is a failure, not a pass
 
 
 @pytest.mark.slow
-def test_main_job_command_runs_in_a_fresh_clone(tmp_path: Path) -> None:
-    """The committed tree (git clone of HEAD), the command exactly as the README gives it."""
+@pytest.mark.spark
+def test_first_commands_run_in_a_fresh_clone(tmp_path: Path) -> None:
+    """The committed tree (git clone of HEAD), the commands exactly as the README gives them."""
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True, timeout=300)
-    main_job = code_blocks("## The two commands")[0].strip()
-    result = subprocess.run(["bash", "-c", main_job], cwd=clone, capture_output=True, text=True, timeout=1800,
-                            check=False)
+    main_job, spark = (block.strip() for block in code_blocks(FIRST)[:2])
+
+    def bash(command: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["bash", "-c", command], cwd=clone, capture_output=True, text=True, timeout=1800,
+                              check=False)
+
+    result = bash(main_job)
     assert result.returncode == 0, result.stderr[-3000:]
     assert (clone / "out" / "q1.csv").stat().st_size and (clone / "out" / "q2.csv").stat().st_size
-    # The same venv has what the rest of the main job needs: the Spark baseline and verify.
-    baseline = subprocess.run([".venv/bin/taxi-rsp", "baseline", "taxi_rsp/samples/debs2015/sample20d_first10004.csv",
-                               "--out", "base"], cwd=clone, capture_output=True, text=True, timeout=1800, check=False)
-    assert baseline.returncode == 0, baseline.stderr[-3000:]
-    verify = subprocess.run([".venv/bin/taxi-rsp", "verify", "out", "base"], cwd=clone, capture_output=True, text=True,
-                            timeout=600, check=False)
-    assert verify.returncode == 0 and "identical" in verify.stdout, verify.stdout
+    # The core venv has no Spark: the baseline says so in one line, naming the extra.
+    missing = bash(".venv/bin/taxi-rsp baseline taxi_rsp/samples/debs2015/sample20d_first10004.csv --out base")
+    assert missing.returncode == 2 and missing.stderr.strip().splitlines() == [
+        "taxi-rsp baseline: error: needs pyspark, which the core install leaves out: pip install 'taxi-rsp[spark]' "
+        "(in a clone: pip install -e '.[spark]')"]
+    result = bash(spark)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "identical" in result.stdout, result.stdout

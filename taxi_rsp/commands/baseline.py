@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from taxi_rsp.environment import ExecutionConfig
+from taxi_rsp.outputs.delays import describe
 from taxi_rsp.outputs.stale import earlier_run, stale_outputs
 from taxi_rsp.errors import UserError
 
@@ -70,7 +71,7 @@ def main(args: argparse.Namespace) -> int:
     for name in queries:
         delays = summary["recompute_ms"][name]
         print(f"  {name}: {summary['emitted'][name]:,} lines -> {args.out / (name + '.csv')}; "
-              f"recompute per instant mean {delays['mean'] or 0:.3f} ms, p99 {delays['p99'] or 0:.3f} ms")
+              f"{describe(delays, 'recompute per instant')}")
     print(f"done in {summary['exec_seconds']:.2f} s; rejects -> {args.out / 'rejects.csv'}")
     for warning in summary.get("warnings", []):
         print(f"taxi-rsp baseline: warning: {warning}", file=sys.stderr)

@@ -9,6 +9,7 @@ from pathlib import Path
 from taxi_rsp.environment import ExecutionConfig
 from taxi_rsp.engine.config import JOIN_ROUTING, EngineConfig
 from taxi_rsp.errors import UserError
+from taxi_rsp.outputs.delays import describe
 from taxi_rsp.runner import DEFAULT_QUERIES, RunConfig, run
 
 
@@ -167,7 +168,7 @@ def _live(args: argparse.Namespace):
 
 def print_summary(summary: dict, out: Path) -> None:
     """The run in a few lines: counts and speed, then one line per query (output lines,
-    reports for non-DEBS queries, delay mean and p99)."""
+    reports for non-DEBS queries, the delay's p50, p99, max and mean)."""
     rejected = sum(summary["rejected"].values())
     cpu = f", {summary['cpu_seconds']:.2f} CPU s" if "cpu_seconds" in summary else ""
     print(f"read {summary['lines_read']:,} lines: {summary['accepted']:,} accepted, {rejected:,} rejected "
@@ -177,8 +178,7 @@ def print_summary(summary: dict, out: Path) -> None:
         delays = summary["delay_ms"][name]
         reports = summary.get("reports", {}).get(name)
         what = f"{count:,} output lines, {reports:,} reports" if reports is not None else f"{count:,} lines"
-        delay_text = (f", delay mean {delays['mean']:.3f} ms p99 {delays['p99']:.3f} ms"
-                      if delays["mean"] is not None else "")
+        delay_text = f", {describe(delays)}" if delays["mean"] is not None else ""
         print(f"  {name}: {what} -> {out / files.get(name, name + '.csv')}{delay_text}")
     print(f"  rejects -> {out / 'rejects.csv'}; summary -> {out / 'summary.json'}")
 

@@ -75,6 +75,32 @@ def delay_stats(delays: Iterable[float | None] | np.ndarray) -> DelayStats:
                       percentile(values, 50), percentile(values, 99), float(values[-1]))
 
 
+def describe(summary: dict[str, float | None], what: str = "delay") -> str:
+    """A ``delay_ms`` entry of a ``summary.json`` in words, for the end of a run:
+    median, p99, maximum, then the mean, which the slowest lines can pull above p99.
+
+    Delays are wall-clock time (SPEC §5): a line that waited for the CPU (another
+    process ran, the machine is shared) or for a collector pass keeps that wait in its
+    delay. Fewer than 1 % of the lines, each many times the median, then carry the mean
+    while p99 — which leaves out the slowest 1 % — does not see them. That is said in
+    so many words rather than left to look like a bug (docs/semantics.md):
+
+    >>> describe({"mean": 0.031, "p50": 0.019, "p99": 0.096, "max": 2.726})
+    'delay p50 0.019 ms, p99 0.096 ms, max 2.726 ms, mean 0.031 ms'
+    >>> describe({"mean": 0.933, "p50": 0.020, "p99": 0.162, "max": 412.5})
+    'delay p50 0.020 ms, p99 0.162 ms, max 412.500 ms, mean 0.933 ms (above p99: the slowest 1 % of lines, up to 412.500 ms, carry it)'
+    >>> describe({"mean": None, "p50": None, "p99": None, "max": None})
+    'no delay measured'
+    """
+    mean, p50, p99, top = summary["mean"], summary["p50"], summary["p99"], summary["max"]
+    if mean is None or p50 is None or p99 is None or top is None:
+        return f"no {what} measured"
+    text = f"{what} p50 {p50:.3f} ms, p99 {p99:.3f} ms, max {top:.3f} ms, mean {mean:.3f} ms"
+    if mean > p99:
+        text += f" (above p99: the slowest 1 % of lines, up to {top:.3f} ms, carry it)"
+    return text
+
+
 def read_delays(path: Path) -> np.ndarray:
     """The numeric delay column (last field) of an output file; NULL delays are skipped."""
     values = []

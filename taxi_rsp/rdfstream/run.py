@@ -19,6 +19,7 @@ from pathlib import Path
 from taxi_rsp.engine.config import EngineConfig
 from taxi_rsp.errors import UserError
 from taxi_rsp.outputs.atomic import AtomicOutputs
+from taxi_rsp.outputs.delays import describe
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.events import GraphEvent
 from taxi_rsp.rdf.terms import IRI
@@ -142,6 +143,6 @@ def print_summary(summary: dict, out_dir: Path, print_line: Callable[[str], None
                f"({summary['events_per_second'] or 0:,.0f} events/s); static triples {summary['static_triples']:,}")
     for name, count in summary["emitted"].items():
         delays = summary["delay_ms"][name]
-        delay_text = f", delay mean {delays['mean']:.3f} ms p99 {delays['p99']:.3f} ms" if delays["mean"] is not None else ""
+        delay_text = f", {describe(delays)}" if delays["mean"] is not None else ""
         print_line(f"  {name}: {count:,} output lines in {summary['reports'][name]:,} reports{delay_text}")
     print_line(f"  outputs and summary.json in {out_dir}")

@@ -7,11 +7,17 @@ import datetime as dt
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from taxi_rsp.engine.info import QueryInfo
 from taxi_rsp.engine.query import QueryOutput
 from taxi_rsp.errors import UserError
 from taxi_rsp.rdf.terms import DateTime, Term
+from taxi_rsp.session.frames import frame
+from taxi_rsp.session.frames import plain as plain_value
+
+if TYPE_CHECKING:  # polars is the optional [polars] extra
+    import polars as pl
 
 DECODINGS = ("values", "terms")
 
@@ -42,9 +48,20 @@ class Result:
         """The instant as a naive ``datetime``."""
         return DateTime(self.time).to_datetime()
 
-    def dicts(self, rows: list[tuple] | None = None) -> list[dict[str, object]]:
-        """``rows`` (default: :attr:`rows`) as ``{column: value}`` dictionaries."""
-        return [dict(zip(self.columns, row)) for row in (self.rows if rows is None else rows)]
+    def dicts(self, rows: list[tuple] | None = None, *, plain: bool = False) -> list[dict[str, object]]:
+        """``rows`` (default: :attr:`rows`) as ``{column: value}`` dictionaries; with
+        ``plain=True`` IRIs are their text, decimals ``Decimal``, dateTimes ``datetime``
+        (:func:`taxi_rsp.session.frames.plain`)."""
+        chosen = self.rows if rows is None else rows
+        if plain:
+            return [{column: plain_value(value) for column, value in zip(self.columns, row)} for row in chosen]
+        return [dict(zip(self.columns, row)) for row in chosen]
+
+    def to_polars(self, rows: list[tuple] | None = None) -> pl.DataFrame:
+        """``rows`` (default: :attr:`rows`; :attr:`deleted` for the deleted ones) as a
+        polars DataFrame of plain values, one column per result column (the
+        ``[polars]`` extra)."""
+        return frame(self.columns, self.rows if rows is None else rows)
 
     @classmethod
     def of(cls, output: QueryOutput, decode: str = "values") -> Result:
@@ -94,6 +111,26 @@ class QueryHandle:
 
     def __iter__(self) -> Iterator[Result]:
         return self.results()
+
+    def to_polars(self) -> pl.DataFrame:
+        """The reports not read yet (as :meth:`results` would give them) in one polars
+        DataFrame, a row per result row: ``at`` (the instant, a datetime), ``trigger``
+        (``event`` or ``expiry``), ``seq`` (the arriving event's number, null for an
+        expiry), ``deleted`` (False for a row of :attr:`Result.rows`, True for one of
+        :attr:`Result.deleted`), then the query's columns, with plain values (a query
+        column named like one of the first four keeps its name, which then takes a
+        leading ``_``). An ORDER BY query's rows of one report are its ordered result,
+        in order."""
+        extra: dict[str, list[object]] = {"at": [], "trigger": [], "seq": [], "deleted": []}
+        rows: list[tuple] = []
+        for result in self.results("terms" if self._decode == "terms" else "values"):
+            for deleted, chosen in ((False, result.rows), (True, result.deleted)):
+                rows += chosen
+                extra["at"] += [result.at] * len(chosen)
+                extra["trigger"] += [result.trigger] * len(chosen)
+                extra["seq"] += [result.seq] * len(chosen)
+                extra["deleted"] += [deleted] * len(chosen)
+        return frame(self.info.columns, rows, extra)
 
     def __repr__(self) -> str:
         return f"<QueryHandle {self.name}: {self.info.form}, columns {', '.join(self.info.columns)}>"

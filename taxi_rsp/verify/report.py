@@ -243,7 +243,9 @@ def _html_table(header: list[str], rows: list[list[str]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-TABLE1_NOTE = ("Medians over {repeat} run(s) of each side, ranges min–max in brackets. Speed-up = baseline exec / "
+TABLE1_RUNS = {True: "One run of each side (`--repeat 3` gives medians and min–max ranges). ",
+               False: "Medians over {repeat} runs of each side, ranges min–max in brackets. "}
+TABLE1_NOTE = ("{runs}Speed-up = baseline exec / "
                "engine exec. Exec time excludes starting Python or Spark; lines/s = input lines / exec time; "
                "peak RSS: the engine process (its VmHWM), the baseline's driver + JVM + Python workers (sampled "
                "every 0.25 s). The two delay columns measure different things (see the module text): the engine's "
@@ -278,7 +280,7 @@ def write_report(out: Path, pairs: Sequence[Pair], sweep: Sequence[Pair], contex
     reading = interpretation(pairs, context.repeat)
     folders = sorted({r.folder for p in [*pairs, *sweep] for r in [*p.baselines, *p.engines]})
     links = [os.path.relpath(f, out) for f in folders]
-    table_note = TABLE1_NOTE.format(repeat=context.repeat)
+    table_note = TABLE1_NOTE.format(runs=TABLE1_RUNS[context.repeat == 1].format(repeat=context.repeat))
 
     md = ["# taxi-rsp: engine vs Spark recompute baseline (Table 1)", "", *[f"* {f}" for f in facts], ""]
     md += [f"> **Note.** {n}\n" for n in notes]
