@@ -9,7 +9,7 @@ reads the value as the position needs (a term as written in a query, a duration,
 integer).
 
 >>> parameter("${window=30m}", {}), parameter("${window=30m}", {"window": "1h"})
-('window', '30m')
+(('window', '30m'), ('window', '1h'))
 >>> parameter("${limit}", {"limit": "5"})
 ('limit', '5')
 >>> parameter("${t}", {})

@@ -8,9 +8,9 @@ Syntax errors raise :class:`taxi_rsp.errors.QuerySyntaxError` naming line:col an
 the likely mistake (:mod:`taxi_rsp.lang.syntax_errors`). ``params`` bind ``${name}``
 placeholders (:mod:`taxi_rsp.lang.params`): terms, IRIs, durations and counts.
 
->>> q = parse_query('SELECT ?s WHERE { STREAM <http://s> [RANGE 1m 30s] { ?s <http://p> ?o '
-...                 'FILTER(?o > ${min=10}) } }', {"min": "20"})
->>> q.where.elements[0].window.range_ms, q.where.elements[0].pattern.elements[1].expr.args[1]
+>>> q = parse_query('SELECT ?s WHERE { STREAM <http://s> [RANGE 1m 30s] { ?s <http://p> ?o } '
+...                 'FILTER(?o > ${min=10}) }', {"min": "20"})
+>>> q.where.elements[0].window.range_ms, q.where.elements[1].expr.args[1]
 (90000, Const(term=Literal(lexical='20', datatype='http://www.w3.org/2001/XMLSchema#integer', lang=None)))
 """
 

@@ -60,9 +60,8 @@ def excerpt(text: str, line: int, column: int) -> str:
     """The ``line``-th line of ``text`` and a caret under ``column`` (1-based), indented
     by four spaces; tabs before the column are kept so the caret lines up.
 
-    >>> print(excerpt("ab\\tcd", 1, 4))
-        ab\tcd
-          \t^
+    >>> excerpt("ab\\tcd", 1, 4).splitlines()[1]
+    '      \\t^'
     """
     lines = text.splitlines() or [""]
     source = lines[min(max(line, 1), len(lines)) - 1]
