@@ -86,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except UserError as exc:
-        return _error(args, str(exc))
+        return _error(args, str(exc), getattr(exc, "excerpt", ""))
     except ModuleNotFoundError as exc:  # an optional dependency of this command is not installed
         hint = missing_extra_hint(exc.name)
         if hint is None:
@@ -134,11 +134,14 @@ def _stopped(args: argparse.Namespace, exc: BaseException) -> int:
     return 130
 
 
-def _error(args: argparse.Namespace, message: str) -> int:
-    """One line a person can act on (exit code 2); ``--debug`` adds the traceback."""
+def _error(args: argparse.Namespace, message: str, excerpt: str = "") -> int:
+    """One line a person can act on (exit code 2), then the ``excerpt`` of a query syntax
+    error (the offending line and a caret); ``--debug`` adds the traceback."""
     if args.debug:
         traceback.print_exc()
     print(f"taxi-rsp {args.command}: error: {message}", file=sys.stderr)
+    if excerpt:
+        print(excerpt, file=sys.stderr)
     return 2
 
 

@@ -12,13 +12,16 @@ class UserError(Exception):
 
 
 class QuerySyntaxError(UserError):
-    """A CQELS-QL text that does not parse; carries the 1-based line and column."""
+    """A CQELS-QL text that does not parse; carries the 1-based line and column, and
+    ``excerpt``: the offending line with a caret under the column (the command line
+    prints it below the message; empty when the text is not known)."""
 
     def __init__(self, message: str, line: int, column: int, source: str = "<query>") -> None:
         super().__init__(f"{source}:{line}:{column}: {message}")
         self.line = line
         self.column = column
         self.source = source
+        self.excerpt = ""
 
 
 class UnsupportedQueryError(UserError):

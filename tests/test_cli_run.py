@@ -55,7 +55,10 @@ def test_user_errors_are_one_line_with_exit_code_2(tmp_path: Path, capsys, args,
     argv = [a.format(tmp=tmp_path, data=data) for a in args]
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    lines = err.rstrip().splitlines()
+    assert message in lines[0] and "Traceback" not in err
+    # one line; a query syntax error adds the offending line and a caret under it (issue 52)
+    assert lines[1:] == (["    WHERE { ?a ?b }", "                  ^"] if message == "broken.cqels:2:" else [])
 
 
 def test_interrupted_run_leaves_nothing_that_looks_complete(tmp_path: Path) -> None:

@@ -126,7 +126,7 @@ def test_fed_nquads_give_the_csv_runs_top_lists(tmp_path: Path, sample_20d: Path
     (["run", "--stream", "{tmp}/bad.tnt", "--query", "{q}/q3.cqels", "--out", "{tmp}/o"], "bad.tnt:3:104: out of order"),
     (["run", "--stream", "{w}/stream.tnt", "--static", "{tmp}/bad.nt", "--query", "{q}/q3.cqels", "--out", "{tmp}/o"],
      "bad.nt:1:"),
-    (["run", "--stream", "{w}/stream.tnt", "--query", "{tmp}/two.cqels", "--out", "{tmp}/o"], "--stream-iri"),
+    (["run", "--stream", "{w}/stream.tnt", "--query", "{tmp}/two.cqels", "--out", "{tmp}/o"], "--stream IRI=FILE"),
 ])
 def test_user_errors_are_one_line_and_leave_no_result(workload: Path, tmp_path: Path, capsys, sample_20d,
                                                       args, message) -> None:

@@ -55,6 +55,8 @@ def main(args: argparse.Namespace) -> int:
     for path in args.named:
         engine.static.load(path, IRI(path.resolve().as_uri()))
     result = evaluate_once(engine, text, params=params, source=str(args.query))
+    for warning in result.warnings:
+        print(f"taxi-rsp query: warning: {warning}", file=sys.stderr)
     if result.form == "CONSTRUCT":
         for triple in result.triples:
             print(" ".join(t.n3() for t in triple) + " .")

@@ -21,10 +21,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "DIR/summary.json (written last, so its presence marks a complete run).",
     )
     parser.add_argument("input", type=Path, nargs="?", help="taxi trip CSV (DEBS 2015 format)")
-    parser.add_argument("--stream", type=Path, metavar="FILE",
+    parser.add_argument("--stream", action="append", metavar="[IRI=]FILE",
                         help="an RDF stream instead of INPUT: .nq (one named graph per event) or .tnt "
-                        "(timestamped N-Triples); see taxi_rsp.rdfstream")
-    parser.add_argument("--stream-iri", metavar="IRI", help="the stream IRI of --stream (default: the one the queries read)")
+                        "(timestamped N-Triples); repeat as IRI=FILE (or <IRI>=FILE) for several streams, whose "
+                        "events are merged by time; see taxi_rsp.rdfstream")
+    parser.add_argument("--stream-iri", metavar="IRI",
+                        help="the stream IRI of a --stream FILE given without one (default: the one stream the "
+                        "queries read that no other --stream names)")
     parser.add_argument("--format", choices=("csv", "json"), default="csv",
                         help="SELECT results of queries without a DEBS @listener: csv, or json (SPARQL 1.1 JSON "
                         "results, one document per line, in <query>.jsonl)")
@@ -184,11 +187,12 @@ def print_summary(summary: dict, out: Path) -> None:
 
 
 def _run_stream(args: argparse.Namespace) -> int:
-    """``taxi-rsp run --stream FILE``: an RDF stream through the queries."""
+    """``taxi-rsp run --stream [IRI=]FILE …``: RDF streams through the queries."""
+    from taxi_rsp.rdfstream.inputs import parse_stream_arg
     from taxi_rsp.rdfstream.run import StreamRunConfig, print_summary, run_stream
 
     config = StreamRunConfig(
-        stream=args.stream,
+        streams=[parse_stream_arg(text) for text in args.stream],
         out=args.out,
         queries=args.queries or [],
         params=parse_params(args),

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # Window kinds whose contents are fixed by event time alone; TRIPLES n (the last n
-# events) and ALL (everything since the start) depend on the whole history.
+# triples) and ALL (everything since the start) depend on the whole history.
 TIME_WINDOW_KINDS = ("RANGE", "NOW")
 
 

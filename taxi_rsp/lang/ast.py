@@ -234,6 +234,9 @@ class Query:
     # registration errors with line:col; ``source`` names the query text
     positions: dict[str, Position] = field(default_factory=dict)
     source: str = "<query>"
+    # valid but suspicious constructs, each "source:line:col: reason" (a relative IRI
+    # without BASE, a parameter placeholder inside a string): warned at registration
+    warnings: tuple[str, ...] = ()
 
 
 def calls(node: object, function: str) -> bool:

@@ -5,12 +5,19 @@
 WindowSpec(kind='RANGE', range_ms=1800000, slide_ms=None, count=None)
 
 Syntax errors raise :class:`taxi_rsp.errors.QuerySyntaxError` naming line:col and
-what was expected there. ``params`` bind ``${name}`` placeholders in window specs.
+the likely mistake (:mod:`taxi_rsp.lang.syntax_errors`). ``params`` bind ``${name}``
+placeholders (:mod:`taxi_rsp.lang.params`): terms, IRIs, durations and counts.
+
+>>> q = parse_query('SELECT ?s WHERE { STREAM <http://s> [RANGE 1m 30s] { ?s <http://p> ?o } '
+...                 'FILTER(?o > ${min=10}) }', {"min": "20"})
+>>> q.where.elements[0].window.range_ms, q.where.elements[1].expr.args[1]
+(90000, Const(term=Literal(lexical='20', datatype='http://www.w3.org/2001/XMLSchema#integer', lang=None)))
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import itertools
 import re
 from functools import lru_cache
@@ -18,16 +25,13 @@ from importlib import resources
 from typing import Any
 
 from lark import Lark, Token, Transformer, v_args
-from lark.exceptions import (
-    UnexpectedCharacters,
-    UnexpectedEOF,
-    UnexpectedInput,
-    UnexpectedToken,
-    VisitError,
-)
+from lark.exceptions import UnexpectedInput, VisitError
 
 from taxi_rsp.errors import QuerySyntaxError
 from taxi_rsp.lang import ast
+from taxi_rsp.lang.durations import parse_duration
+from taxi_rsp.lang.params import count_value, parameter
+from taxi_rsp.lang.syntax_errors import excerpt, syntax_error
 from taxi_rsp.rdf.namespaces import (
     RDF,
     RDF_TYPE,
@@ -43,46 +47,14 @@ RDF_FIRST = RDF + "first"
 RDF_REST = RDF + "rest"
 RDF_NIL = RDF + "nil"
 
-_UNIT_MS = {
-    "ns": 0, "nanosecond": 0, "nanoseconds": 0,
-    "ms": 1, "millisecond": 1, "milliseconds": 1,
-    "s": 1000, "sec": 1000, "secs": 1000, "second": 1000, "seconds": 1000,
-    "m": 60_000, "min": 60_000, "mins": 60_000, "minute": 60_000, "minutes": 60_000,
-    "h": 3_600_000, "hour": 3_600_000, "hours": 3_600_000,
-    "d": 86_400_000, "day": 86_400_000, "days": 86_400_000,
-}
-_DURATION_RE = re.compile(r"\s*([0-9]+)\s*([A-Za-z]+)\s*\Z")
-_PARAM_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:=([^}\s]*))?\}")
-
-# Friendlier names for terminals in "expected ..." messages.
-_TERMINAL_NAMES = {
-    "LBRACE": "'{'", "RBRACE": "'}'", "LPAR": "'('", "RPAR": "')'", "LSQB": "'['", "RSQB": "']'",
-    "DOT": "'.'", "SEMICOLON": "';'", "COMMA": "','", "VAR": "a variable", "IRIREF": "an IRI",
-    "PNAME_LN": "a prefixed name", "PNAME_NS": "a prefix", "STRING": "a string",
-    "INTEGER": "an integer", "DECIMAL": "a decimal", "DOUBLE": "a double", "DURATION": "a duration (e.g. 30m)",
-    "PARAM": "a parameter ${name}", "$END": "end of query", "STAR": "'*'", "A": "'a'",
-}
-
-
-def parse_duration(text: str) -> int:
-    """Milliseconds of a CQELS-QL duration such as ``30m``, ``15 minutes`` or ``1h``.
-
-    >>> parse_duration("15 minutes"), parse_duration("500ms")
-    (900000, 500)
-    """
-    match = _DURATION_RE.match(text)
-    if match is None or match.group(2).lower() not in _UNIT_MS:
-        raise ValueError(f"not a duration: {text!r} (use e.g. 30m, 15 minutes, 1h, 10s)")
-    number, unit = int(match.group(1)), match.group(2).lower()
-    if unit in ("ns", "nanosecond", "nanoseconds"):
-        return number // 1_000_000
-    return number * _UNIT_MS[unit]
+__all__ = ["parse_duration", "parse_query", "resolve_iri", "const_term"]
 
 
 @lru_cache(maxsize=1)
 def _parser() -> Lark:
     grammar = resources.files("taxi_rsp.lang").joinpath("cqels.lark").read_text(encoding="utf-8")
-    return Lark(grammar, parser="lalr", lexer="contextual", propagate_positions=True, maybe_placeholders=False)
+    return Lark(grammar, parser="lalr", lexer="contextual", propagate_positions=True, maybe_placeholders=False,
+                start=["start", "param_value"])
 
 
 # Nesting deeper than this (brackets, braces and parentheses together) is refused with
@@ -90,31 +62,26 @@ def _parser() -> Lark:
 # expressions) recurses over the tree, and Python's stack is finite.
 MAX_NESTING = 64
 
-# SPARQL 1.1 keywords of features this engine does not evaluate: a syntax error at one of
-# them says so instead of listing the tokens that were expected.
-_UNSUPPORTED_KEYWORDS = {
-    "SERVICE": "SERVICE (federated query) is not supported",
-    "LOAD": "SPARQL Update (LOAD) is not supported", "CLEAR": "SPARQL Update (CLEAR) is not supported",
-    "DROP": "SPARQL Update (DROP) is not supported", "CREATE": "SPARQL Update (CREATE) is not supported",
-    "INSERT": "SPARQL Update (INSERT) is not supported", "DELETE": "SPARQL Update (DELETE) is not supported",
-    "WITH": "SPARQL Update (WITH) is not supported", "ADD": "SPARQL Update (ADD) is not supported",
-    "MOVE": "SPARQL Update (MOVE) is not supported", "COPY": "SPARQL Update (COPY) is not supported",
-}
-
-
 def parse_query(text: str, params: dict[str, str] | None = None, source: str = "<query>") -> ast.Query:
-    """Parse CQELS-QL text; raise QuerySyntaxError with line:col on any error."""
+    """Parse CQELS-QL text; raise QuerySyntaxError with line:col, the likely mistake
+    and the offending line (its ``excerpt``) on any error. Valid but suspicious
+    constructs are listed in the query's ``warnings``."""
     try:
-        tree = _parser().parse(text)
-    except UnexpectedInput as exc:
-        raise _syntax_error(exc, text, source) from None
-    _check_nesting(text, source)
-    try:
-        return _ToAst(params or {}, source).transform(tree)
-    except VisitError as exc:
-        inner = exc.orig_exc
-        if isinstance(inner, QuerySyntaxError):
-            raise inner from None
+        try:
+            tree = _parser().parse(text, start="start")
+        except UnexpectedInput as exc:
+            raise syntax_error(exc, text, source, _parser().lex) from None
+        _check_nesting(text, source)
+        try:
+            return _ToAst(params or {}, source).transform(tree)
+        except VisitError as exc:
+            inner = exc.orig_exc
+            if isinstance(inner, QuerySyntaxError):
+                raise inner from None
+            raise
+    except QuerySyntaxError as error:
+        if not error.excerpt:
+            error.excerpt = excerpt(text, error.line, error.column)
         raise
 
 
@@ -130,43 +97,6 @@ def _check_nesting(text: str, source: str) -> None:
                     token.line or 1, token.column or 1, source)
         elif token.type in ("RPAR", "RBRACE", "RSQB"):
             depth -= 1
-
-
-def _syntax_error(exc: UnexpectedInput, text: str, source: str) -> QuerySyntaxError:
-    line, column = getattr(exc, "line", 1) or 1, getattr(exc, "column", 1) or 1
-    if isinstance(exc, UnexpectedEOF) or (isinstance(exc, UnexpectedToken) and exc.token.type == "$END"):
-        lines = text.splitlines() or [""]
-        line, column = len(lines), len(lines[-1]) + 1
-        expected = sorted(_TERMINAL_NAMES.get(t, t) for t in exc.expected)
-        return QuerySyntaxError(f"unexpected end of query, expected {_join(expected)}", line, column, source)
-    if isinstance(exc, UnexpectedToken):
-        start = exc.token.start_pos if exc.token.start_pos is not None else len(text)
-        word = re.match(r"[A-Za-z]+", text[start:])
-        keyword = word.group(0).upper() if word else ""
-        if keyword in _UNSUPPORTED_KEYWORDS:
-            return QuerySyntaxError(_UNSUPPORTED_KEYWORDS[keyword], line, column, source)
-        expected = sorted({_TERMINAL_NAMES.get(t, _literal_name(t)) for t in exc.expected})
-        return QuerySyntaxError(f"unexpected {exc.token.value!r}, expected {_join(expected)}", line, column, source)
-    if isinstance(exc, UnexpectedCharacters):
-        word = re.match(r"[A-Za-z]+", text[exc.pos_in_stream:])
-        if word is not None and word.group(0).upper() in _UNSUPPORTED_KEYWORDS:
-            return QuerySyntaxError(_UNSUPPORTED_KEYWORDS[word.group(0).upper()], line, column, source)
-        char = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else ""
-        expected = sorted({_TERMINAL_NAMES.get(t, _literal_name(t)) for t in (exc.allowed or ())})
-        hint = f", expected {_join(expected)}" if expected else ""
-        return QuerySyntaxError(f"unexpected character {char!r}{hint}", line, column, source)
-    return QuerySyntaxError(str(exc).splitlines()[0], line, column, source)
-
-
-def _literal_name(terminal: str) -> str:
-    # Anonymous keyword terminals are named like SELECT, WHERE, __ANON_3 ...
-    return terminal if not terminal.startswith("__") else "a token"
-
-
-def _join(names: list[str], limit: int = 12) -> str:
-    shown = names[:limit]
-    more = f" (or {len(names) - limit} more)" if len(names) > limit else ""
-    return ", ".join(shown) + more
 
 
 def _unescape(body: str) -> str:
@@ -212,19 +142,24 @@ class _ToAst(Transformer):
         self.base = ""
         self._bnodes = 0
         self._fresh = itertools.count()
+        self.warnings: list[str] = []  # valid but suspicious constructs, with line:col
 
     def _error(self, message: str, meta_or_token: Any) -> QuerySyntaxError:
         line = getattr(meta_or_token, "line", 1)
         column = getattr(meta_or_token, "column", 1)
         return QuerySyntaxError(message, line, column, self.source)
 
+    def _warn(self, message: str, meta_or_token: Any) -> None:
+        line = getattr(meta_or_token, "line", 1)
+        column = getattr(meta_or_token, "column", 1)
+        self.warnings.append(f"{self.source}:{line}:{column}: {message}")
+
     # -- prologue and query forms --------------------------------------------------
     def query(self, meta, children):
         forms = [c for c in children if isinstance(c, ast.Query)]
         values = [c for c in children if isinstance(c, ast.Values)]
-        if values:
-            return dataclasses.replace(forms[0], values=values[0])
-        return forms[0]
+        found = dataclasses.replace(forms[0], values=values[0]) if values else forms[0]
+        return dataclasses.replace(found, warnings=tuple(self.warnings)) if self.warnings else found
 
     def values_clause(self, meta, children):
         return children[0]
@@ -240,7 +175,7 @@ class _ToAst(Transformer):
 
     def _resolve(self, reference: str) -> str:
         """An IRI reference resolved against BASE (RFC 3986 §5.2; absolute IRIs unchanged)."""
-        if not self.base or re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", reference):
+        if not self.base or _ABSOLUTE.match(reference):
             return reference
         return resolve_iri(self.base, reference)
 
@@ -389,10 +324,62 @@ class _ToAst(Transformer):
         return ("limit", (limit, offset), self._at(meta))
 
     def limit_clause(self, meta, children):
-        return ("limit", int(children[0]))
+        return ("limit", self._count(children[0], "LIMIT"))
 
     def offset_clause(self, meta, children):
-        return ("offset", int(children[0]))
+        return ("offset", self._count(children[0], "OFFSET"))
+
+    def _count(self, token: Token, what: str) -> int:
+        """An INTEGER, or a parameter bound to one."""
+        if token.type != "PARAM":
+            return int(token)
+        try:
+            return count_value(*self._parameter(token), what)
+        except ValueError as exc:
+            raise self._error(str(exc), token) from None
+
+    def _parameter(self, token: Token) -> tuple[str, str]:
+        try:
+            return parameter(str(token), self.params)
+        except ValueError as exc:
+            raise self._error(str(exc), token) from None
+
+    # -- parameters where a term may stand ----------------------------------------------
+    def param_term(self, meta, children):
+        """``${name}`` where any term may stand: its value read as a term of the query
+        (an IRI, a prefixed name, a literal, a number, true/false)."""
+        return self._term_parameter(children[0])
+
+    def param_iri(self, meta, children):
+        """``${name}`` where only an IRI may stand (a STREAM or GRAPH name, a predicate)."""
+        token = children[0]
+        term = self._term_parameter(token)
+        if not isinstance(term, IRI):
+            name, value = self._parameter(token)
+            raise self._error(f"query parameter {name!r} = {value!r} stands where an IRI is needed "
+                              "(write <http://…> or a prefixed name)", token)
+        return term
+
+    def param_value(self, meta, children):
+        return children[0]
+
+    def _term_parameter(self, token: Token) -> Any:
+        name, value = self._parameter(token)
+        if "${" in value:
+            raise self._error(f"query parameter {name!r} = {value!r}: a value cannot hold another parameter", token)
+        try:
+            tree = _parser().parse(value, start="param_value")
+        except UnexpectedInput:
+            raise self._error(f"query parameter {name!r} = {value!r} is not an RDF term: give an IRI <http://…>, "
+                              "a prefixed name, a \"string\", a number or true/false", token) from None
+        try:
+            return self.transform(tree)
+        except VisitError as exc:
+            inner = exc.orig_exc
+            if isinstance(inner, QuerySyntaxError):  # e.g. an undeclared prefix in the value
+                reason = str(inner).split(": ", 1)[-1]
+                raise self._error(f"query parameter {name!r} = {value!r}: {reason}", token) from None
+            raise
 
     # -- graph patterns ------------------------------------------------------------
     def group_graph_pattern(self, meta, children):
@@ -460,13 +447,7 @@ class _ToAst(Transformer):
     def _duration(self, token: Token) -> int:
         text = str(token)
         if token.type == "PARAM":
-            match = _PARAM_RE.match(text)
-            assert match is not None
-            name, default = match.group(1), match.group(2)
-            value = self.params.get(name, default)
-            if value is None:
-                raise self._error(f"query parameter {name!r} has no value and no default", token)
-            text = value
+            text = self._parameter(token)[1]
         try:
             return parse_duration(text)
         except ValueError as exc:
@@ -482,7 +463,7 @@ class _ToAst(Transformer):
         return ast.WindowSpec("RANGE", range_ms=range_ms, slide_ms=slide_ms)
 
     def triples_window(self, meta, children):
-        count = int(children[0])
+        count = self._count(children[0], "TRIPLES")
         if count <= 0:
             raise self._error("a TRIPLES window must hold at least 1 item", children[0])
         return ast.WindowSpec("TRIPLES", count=count)
@@ -668,14 +649,23 @@ class _ToAst(Transformer):
         token = children[0]
         text = str(token)
         if token.type == "IRIREF":
-            return IRI(self._resolve(_unescape_iri(text[1:-1])))
+            reference = _unescape_iri(text[1:-1])
+            if not self.base and not _ABSOLUTE.match(reference):
+                self._warn(f"relative IRI <{reference}> and no BASE: it is not resolved and can never match a term "
+                           "of the data (RDF data holds absolute IRIs); declare BASE <…> or write the whole IRI",
+                           token)
+            return IRI(self._resolve(reference))
         prefix, _, local = text.partition(":")
         if prefix not in self.prefixes:
-            raise self._error(f"undeclared prefix {prefix + ':'!r}", token)
+            raise self._error(_undeclared(prefix, self.prefixes), token)
         return IRI(self.prefixes[prefix] + re.sub(r"\\(.)", r"\1", local))
 
     def rdf_literal(self, meta, children):
         body = self._string(children[0])
+        if _PLACEHOLDER.search(body):
+            self._warn(f"the string {str(children[0])} holds a parameter placeholder, which is not replaced inside "
+                       "strings: write the parameter alone where the literal stands (--param name='\"…\"')",
+                       children[0])
         if len(children) == 1:
             return ast.Const(Literal(body, XSD_STRING))
         extra = children[1]
@@ -712,6 +702,22 @@ class _ToAst(Transformer):
 
     def A(self, token):
         return IRI(RDF_TYPE)
+
+
+_ABSOLUTE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")  # an IRI with a scheme (RFC 3986 §3.1)
+_PLACEHOLDER = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(=[^}\s]*)?\}")
+
+
+def _undeclared(prefix: str, declared: dict[str, str]) -> str:
+    """The message for a prefixed name whose prefix no PREFIX declares: the close
+    matches among the declared ones, and the declaration to add.
+
+    >>> _undeclared("exs", {"ex": "http://x/", "rdf": "http://r#"})
+    "undeclared prefix 'exs:' (did you mean 'ex:'?); declare it: PREFIX exs: <…>"
+    """
+    close = difflib.get_close_matches(prefix, list(declared), n=1, cutoff=0.6)
+    guess = f" (did you mean {close[0] + ':'!r}?)" if close else ""
+    return f"undeclared prefix {prefix + ':'!r}{guess}; declare it: PREFIX {prefix}: <…>"
 
 
 _IRI_PARTS = re.compile(r"^(?:([^:/?#]+):)?(?://([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?$")

@@ -33,6 +33,7 @@ class OneShotResult:
     rows: list[tuple[Term | None, ...]] = field(default_factory=list)  # in ORDER BY order if any
     triples: list[tuple[Term, Term, Term]] = field(default_factory=list)  # CONSTRUCT
     ordered: bool = False
+    warnings: tuple[str, ...] = ()  # the parser's (e.g. a relative IRI without BASE), "source:line:col: reason"
 
     @property
     def boolean(self) -> bool:
@@ -51,7 +52,8 @@ def evaluate_once(engine: Engine, text: str, name: str = "query", params: dict[s
                         "static data only (use taxi-rsp run)")
     set_event_time(None)
     output = query.evaluate(Trigger(0))
-    result = OneShotResult(query.logical.form, query.columns, ordered=query.logical.ordered)
+    result = OneShotResult(query.logical.form, query.columns, ordered=query.logical.ordered,
+                           warnings=query.ast.warnings)
     if output is not None:
         result.rows = output.terms()
         result.triples = list(output.triples)

@@ -1,4 +1,8 @@
-"""`taxi-rsp run --stream FILE`: an RDF stream file through the engine into result files.
+"""`taxi-rsp run --stream FILE`: RDF stream files through the engine into result files.
+
+Several ``--stream IRI=FILE`` feed several streams in one run, their events merged by
+time (:mod:`taxi_rsp.rdfstream.merge`; which file feeds which stream:
+:mod:`taxi_rsp.rdfstream.inputs`).
 
 Writes ``DIR/<query>.csv`` (SELECT; ``--format json``: ``<query>.jsonl``, SPARQL 1.1
 JSON results per report) or ``DIR/<query>.nq`` (CONSTRUCT, an N-Quads stream), and
@@ -24,7 +28,9 @@ from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.events import GraphEvent
 from taxi_rsp.rdf.terms import IRI
 from taxi_rsp.rdfstream.graphs import read_graph_events
+from taxi_rsp.rdfstream.inputs import StreamSpec, assign_iris
 from taxi_rsp.rdfstream.lines import StreamStats
+from taxi_rsp.rdfstream.merge import merge_by_time
 from taxi_rsp.rdfstream.triples import read_triple_stream
 from taxi_rsp.session import Session, SessionConfig
 from taxi_rsp.session.driver import drive
@@ -35,12 +41,12 @@ SUFFIXES = {".nq": "graphs", ".tnt": "triples"}
 
 @dataclass
 class StreamRunConfig:
-    stream: Path
+    streams: list[StreamSpec]  # the files, each with the stream IRI it feeds (None: see inputs.assign_iris)
     out: Path
     queries: list[str]
     params: dict[str, dict[str, str]] = field(default_factory=dict)  # query name ("*": all) -> params
     static: list[Path] = field(default_factory=list)
-    stream_iri: str | None = None  # None: the one stream the queries read
+    stream_iri: str | None = None  # the stream of the one file given without an IRI
     stream_format: str | None = None  # "graphs" | "triples"; None: from the suffix
     result_format: str = "csv"  # "csv" | "json" (SELECT results)
     explain: bool = False
@@ -68,48 +74,57 @@ def open_stream(path: Path, fmt: str, dictionary: Dictionary, stream_id: int,
     return READERS[fmt](path, dictionary, stream_id, stats)
 
 
-def _stream_iri(session: Session, requested: str | None) -> str:
-    if requested is not None:
-        return requested
-    iris = session.streams()
-    if len(iris) != 1:
-        named = ", ".join(f"<{i}>" for i in iris) or "no stream"
-        raise UserError(f"the queries read {named}: name the stream of the file with --stream-iri")
-    return iris[0]
-
-
 def run_stream(config: StreamRunConfig, report: Callable[[str], None] = lambda line: None) -> dict:
-    """Run the queries over the stream file; returns the summary (also written as summary.json)."""
-    fmt = stream_format(config.stream, config.stream_format)
-    if not config.stream.is_file():
-        raise UserError(f"stream file {config.stream} does not exist or is not a file")
+    """Run the queries over the stream files; returns the summary (also written as summary.json)."""
+    if not config.streams:
+        raise UserError("give at least one --stream FILE")
+    formats = [stream_format(spec.path, config.stream_format) for spec in config.streams]
+    for spec in config.streams:
+        if not spec.path.is_file():
+            raise UserError(f"stream file {spec.path} does not exist or is not a file")
     if config.result_format not in ("csv", "json"):
         raise UserError(f"unknown result format {config.result_format!r} (use csv or json)")
     session = Session(SessionConfig.resolve(config.queries, config.params, config.static, config.engine))
-    source = StreamSource(config.stream, fmt, _stream_iri(session, config.stream_iri))
+    specs = assign_iris(config.streams, config.stream_iri, session.streams())
+    source = StreamSource([StreamInput(spec.path, fmt, spec.iri) for spec, fmt in zip(specs, formats)])
 
     def warn(warning: str) -> None:
         print(f"taxi-rsp run: warning: {warning}", file=sys.stderr, flush=True)
 
     return drive(session, source, config.out, result_format=config.result_format, explain=config.explain,
-                 force=config.force, protect=tuple(config.static), warn=warn, report=report)
+                 force=config.force, protect=(*source.other_paths, *config.static), warn=warn, report=report)
+
+
+@dataclass
+class StreamInput:
+    """One stream file of a run: its path, format ("graphs" or "triples"), the stream
+    IRI it feeds, and what its reader counted."""
+
+    path: Path
+    format: str
+    iri: str
+    stats: StreamStats = field(default_factory=StreamStats)
+
+    def summary(self) -> dict:
+        return {"file": str(self.path), "format": self.format, "stream_iri": self.iri,
+                "lines_read": self.stats.lines_read, "events": self.stats.events, "triples": self.stats.triples}
 
 
 class StreamSource:
-    """An RDF stream file as a run's source (:class:`~taxi_rsp.session.driver.Source`).
-    A ``# @listener`` pragma (the DEBS challenge format) needs the taxi CSV's trigger
+    """RDF stream files as a run's source (:class:`~taxi_rsp.session.driver.Source`):
+    one file as it is read, several merged by time (:func:`merge_by_time`). A
+    ``# @listener`` pragma (the DEBS challenge format) needs the taxi CSV's trigger
     fields, so stream runs write the generic formats for every query."""
 
     trigger_stamps = None
 
-    def __init__(self, path: Path, fmt: str, iri: str) -> None:
-        self.path = path
-        self.format = fmt
-        self.iri = iri
-        self.stats = StreamStats()
+    def __init__(self, inputs: list[StreamInput]) -> None:
+        self.inputs = inputs
+        self.path = inputs[0].path  # the driver never overwrites it; the others: other_paths
+        self.other_paths = tuple(item.path for item in inputs[1:])
 
     def streams(self, session: Session) -> set[str]:
-        return {self.iri}
+        return {item.iri for item in self.inputs}
 
     def open(self, session: Session, outputs: AtomicOutputs, sinks: dict) -> None:
         """No output of its own."""
@@ -117,18 +132,24 @@ class StreamSource:
     @contextmanager
     def running(self, session: Session) -> Iterator[tuple[Iterator[GraphEvent], None]]:
         dictionary = session.dictionary
-        yield open_stream(self.path, self.format, dictionary, dictionary.encode(IRI(self.iri)), self.stats), None
+        readers = [open_stream(item.path, item.format, dictionary, dictionary.encode(IRI(item.iri)), item.stats)
+                   for item in self.inputs]
+        yield (readers[0] if len(readers) == 1 else merge_by_time(readers)), None
 
     def check(self, outputs: AtomicOutputs) -> None:
         """Nothing to check: a malformed line has already stopped the run."""
 
     def counts(self, session: Session) -> dict:
-        return {"stream": str(self.path), "format": self.format, "stream_iri": self.iri,
-                "lines_read": self.stats.lines_read, "events": self.stats.events, "triples": self.stats.triples,
-                "static_triples": session.static_triples}
+        """``stream``, ``format`` and ``stream_iri`` (joined by ", " for several files),
+        the totals, and ``streams``: the same per file."""
+        joined = {key: ", ".join(str(item.summary()[source]) for item in self.inputs)
+                  for key, source in (("stream", "file"), ("format", "format"), ("stream_iri", "stream_iri"))}
+        return {**joined, "lines_read": sum(item.stats.lines_read for item in self.inputs),
+                "events": self.rate(), "triples": sum(item.stats.triples for item in self.inputs),
+                "streams": [item.summary() for item in self.inputs], "static_triples": session.static_triples}
 
     def rate(self) -> int:
-        return self.stats.events
+        return sum(item.stats.events for item in self.inputs)
 
     def details(self, session: Session) -> dict:
         return {}

@@ -140,10 +140,13 @@ class Session:
         return sorted({iri for info in self.infos for iri in info.streams})
 
     def registration_warnings(self, fed: set[str]) -> list[str]:
-        """Cross products and never-fed streams of the registered queries (docs/cqels-ql.md)."""
+        """The parser's warnings (``source:line:col: reason``, e.g. a relative IRI without
+        BASE), cross products and never-fed streams of the registered queries
+        (docs/cqels-ql.md)."""
         from taxi_rsp.algebra.lint import cross_products, unfed_streams
 
-        warnings = [f"{name}: {w}" for name, q in self._queries.items() for w in cross_products(q.logical.root)]
+        warnings = [w for q in self._queries.values() for w in q.ast.warnings]
+        warnings += [f"{name}: {w}" for name, q in self._queries.items() for w in cross_products(q.logical.root)]
         return warnings + unfed_streams({info.name: set(info.streams) for info in self.infos}, fed)
 
     def predicates_read(self, stream: str) -> frozenset[str] | None:

@@ -424,7 +424,9 @@ class CompiledTopK(Operator):
                         fresh[0] = key
                         # a key reaches the reported prefix iff it sorts at or before its
                         # last key (one comparison; equal to bisect_left(ordered, key) < wanted)
-                        if not changed and (wanted is None or len(ordered) < wanted or _key_le(key, ordered[wanted - 1])):
+                        # (LIMIT 0 with no OFFSET: wanted is 0, the prefix is empty and never changes)
+                        if not changed and (wanted is None or (wanted and (len(ordered) < wanted
+                                                                           or _key_le(key, ordered[wanted - 1])))):
                             changed = True
                         if rest_count[0]:
                             if not ordered and not self._refill():  # a rest row's key fell outside
@@ -443,8 +445,8 @@ class CompiledTopK(Operator):
                 key = found[0]  # None for a rest row that never needed its key
                 # a row of the rest sorts after every head key: in the reported prefix only
                 # while the head is short
-                if not changed and (wanted is None or len(ordered) < wanted
-                                    or (not found[2] and _key_le(key, ordered[wanted - 1]))):
+                if not changed and (wanted is None or (wanted and (len(ordered) < wanted or (
+                        not found[2] and _key_le(key, ordered[wanted - 1]))))):
                     changed = True
                 before = found[1]
                 count = found[1] = before + mult

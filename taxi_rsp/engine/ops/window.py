@@ -11,8 +11,9 @@ Kinds (CQELS-QL ``[...]``):
 * ``RANGE d``: an event with time t is in the window at instant τ iff τ − d < t ≤ τ;
   it leaves at exactly t + d (SPEC §3).
 * ``NOW``: ``RANGE 1ms`` on millisecond timestamps - only events of the current instant.
-* ``TRIPLES n``: the last n events of the stream (matching or not); the oldest leaves
-  when the (n+1)-th arrives.
+* ``TRIPLES n``: the last n triples of the stream (matching or not), a graph event held
+  whole while all its triples are among them; the oldest events leave when a new one's
+  triples push them out (see :class:`~taxi_rsp.engine.ops.window_kinds.TriplesWindow`).
 * ``ALL``: nothing ever leaves.
 * ``RANGE d SLIDE s`` (hopping): the content changes only at slide boundaries
   b = k·s (multiples of s since the epoch); at any instant τ it is what ``RANGE d`` held
@@ -62,7 +63,7 @@ class WindowScan(Operator):
         # their boundary, in arrival order (so entry boundaries are non-decreasing)
         self.slide_ms = self.kind.slide_ms
         self._pending: deque[tuple[int, int, tuple[list[Row], ...]]] = deque()
-        self._arrivals = 0
+        self._arrivals = 0  # TRIPLES: the triples its entries hold
 
     # -- fusion of stateless operators (done by the plan builder) -------------------
     def fuse(self, step: Step, schema: tuple[str, ...], description: FusedStep | None = None) -> None:
@@ -136,7 +137,7 @@ class WindowScan(Operator):
 
     def insert(self, time: int, view: EventView) -> None:
         """A new event of this window's stream arrives (after expiry up to ``time``)."""
-        self.kind.insert(self, time, tuple([output._rows(view) for output in self._outputs]))
+        self.kind.insert(self, time, tuple([output._rows(view) for output in self._outputs]), view)
 
     def _emit_all(self, batches: list[Sequence[list[Row] | Row]], mult: int, start: int = 0) -> None:
         """Emit ``mult`` for the rows of ``batches`` to each output's consumers; an

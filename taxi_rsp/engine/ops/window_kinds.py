@@ -25,6 +25,7 @@ from taxi_rsp.lang.ast import WindowSpec
 
 if TYPE_CHECKING:
     from taxi_rsp.engine.ops.window import WindowScan
+    from taxi_rsp.engine.view import EventView
 
 Rows = tuple[list[Row], ...]  # an event's derived rows, one list per output of the scan
 
@@ -36,8 +37,9 @@ class WindowKind:
     range_ms: int | None = None  # a time-based window's length
     slide_ms: int | None = None  # a hopping window's hop
 
-    def insert(self, scan: WindowScan, time: int, rows: Rows) -> None:
-        """An event at ``time`` whose derived rows are ``rows`` arrives."""
+    def insert(self, scan: WindowScan, time: int, rows: Rows, view: EventView | None = None) -> None:
+        """An event at ``time`` whose derived rows are ``rows`` arrives (``view``: the
+        event itself, for a kind that counts its triples)."""
         scan._emit_all([rows], 1)
 
     def expire(self, scan: WindowScan, until: int) -> None:
@@ -86,7 +88,7 @@ class RangeWindow(WindowKind):
     def next_expiry(self, scan: WindowScan) -> int | None:
         return scan._entries[0][0] if scan._entries else None
 
-    def insert(self, scan: WindowScan, time: int, rows: Rows) -> None:
+    def insert(self, scan: WindowScan, time: int, rows: Rows, view: EventView | None = None) -> None:
         """An arrival: one entry (expiring at ``time`` + the range) holding each output's
         rows, when any output has rows, and each output's rows emitted."""
         if not any(rows):
@@ -109,7 +111,7 @@ class SlidingWindow(RangeWindow):
         """The first slide boundary >= ``time``."""
         return -((-time) // self.slide_ms) * self.slide_ms
 
-    def insert(self, scan: WindowScan, time: int, rows: Rows) -> None:
+    def insert(self, scan: WindowScan, time: int, rows: Rows, view: EventView | None = None) -> None:
         if not any(rows):
             return
         enter = self._boundary_after(time)
@@ -138,18 +140,38 @@ class SlidingWindow(RangeWindow):
         return min(times) if times else None
 
 class TriplesWindow(WindowKind):
-    """``TRIPLES n``: the last n events of the stream (matching or not)."""
+    """``TRIPLES n``: the last n triples of the stream (matching or not), CQELS's
+    triple-based window. A graph event is held whole: it is in the window while all of
+    its triples are among the last n of the stream, so the window never holds more than
+    n triples; an event of more than n triples never enters (docs/semantics.md). On a
+    triple stream (one triple per event) this is exactly the last n triples.
+
+    Each entry is (the event's triple count, then each output's rows); ``scan._arrivals``
+    counts the triples held.
+    """
 
     name = "TRIPLES"
 
     def __init__(self, count: int) -> None:
         self.count = count
 
-    def insert(self, scan: WindowScan, time: int, rows: Rows) -> None:
-        scan._arrivals += 1
-        scan._entries.append((scan._arrivals, *rows))
-        if len(scan._entries) > self.count:
-            scan._emit_all([scan._entries.popleft()], -1, 1)
+    def insert(self, scan: WindowScan, time: int, rows: Rows, view: EventView | None = None) -> None:
+        size = len(view.triples) if view is not None else 1
+        entries = scan._entries
+        held = scan._arrivals + size
+        gone = []
+        while entries and held > self.count:
+            entry = entries.popleft()
+            held -= entry[0]
+            gone.append(entry)
+        if gone:
+            scan._emit_all(gone, -1, 1)
+            retired.append(gone)  # freed after the event's outputs (see reclaim)
+        if size > self.count:  # its graph never fits: it leaves as it arrives (held is 0 here)
+            scan._arrivals = 0
+            return
+        scan._arrivals = held
+        entries.append((size, *rows))
         scan._emit_all([rows], 1)
 
 
