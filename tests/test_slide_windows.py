@@ -1,6 +1,7 @@
 """RANGE d SLIDE s (hopping windows, docs/semantics.md): hand-derived runs for each
 report policy, and a property test against a from-scratch evaluation at every slide
-boundary and every arrival."""
+boundary and every arrival; the same for the open window of ``slide_report="content
+change"``."""
 
 from __future__ import annotations
 
@@ -10,12 +11,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from taxi_rsp.engine.config import EngineConfig
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.errors import UserError
 from taxi_rsp.rdf.events import GraphEvent
 from taxi_rsp.rdf.terms import IRI, DateTime, Literal
 from taxi_rsp.scaleout.job import longest_window_ms
-from taxi_rsp.session import QuerySource, Session
+from taxi_rsp.session import QuerySource, Session, SessionConfig
 from taxi_rsp.planner import register
 from tests.engine_helpers import EX, Stream
 
@@ -128,6 +130,69 @@ def test_slide_window_equals_brute_force_at_every_boundary(gaps, range_units, sl
         previous = expected
     assert reported <= set(instants)
     assert all(t % slide_ms == 0 for t in reported if t not in {e for e, _ in events}), "reports off the boundaries"
+
+
+# -- reported on content change (EngineConfig.slide_report, CQELS's open window) ---------------
+def _open_window(events: list[tuple[int, int]], tau: int, range_ms: int, slide_ms: int) -> Counter:
+    """The open window at instant tau: the events so far of the oldest window (b - d, b]
+    still open, b the first boundary >= tau."""
+    boundary = -(-tau // slide_ms) * slide_ms
+    return Counter(v for t, v in events if boundary - range_ms < t <= tau)
+
+
+def _run_open(query: str, events: list[tuple[int, int]]) -> tuple[list, Engine]:
+    engine = Engine(config=EngineConfig(slide_report="content change"))
+    registered = register(engine, PREFIX + query, "q")
+    outputs: list = []
+    registered.listeners.append(outputs.append)
+    encode = engine.dictionary.encode
+    stream = encode(IRI(EX + "stream"))
+    for seq, (time, value) in enumerate(events, 1):
+        triple = ((encode(IRI(f"{EX}e{seq}")), encode(IRI(EX + "v")),
+                   encode(Literal(str(value), "http://www.w3.org/2001/XMLSchema#integer"))),)
+        engine.process(GraphEvent(seq, time, triple, stream))
+    return outputs, engine
+
+
+def test_on_content_change_every_arrival_reports_the_open_windows_content() -> None:
+    # RANGE 10m SLIDE 5m, minutes 1, 5, 7, 16 (as EVENTS): at 1 the oldest open window is
+    # (-5, 5]: {1}; at 5 still (-5, 5]: {1, 5}; at 7 it is (0, 10]: {1, 5, 7}; at 16 it is
+    # (10, 20]: 1, 5 and 7 leave, 16 enters, in one report.
+    minute = 60_000
+    events = [(int(BASE) + m * minute, v) for m, v in EVENTS]
+    outputs, _ = _run_open("SELECT ?o WHERE { STREAM ex:stream [RANGE 10m SLIDE 5m] { ?e ex:v ?o } }", events)
+    reports = [((o.trigger.time - int(BASE)) // minute, sorted(v for (v,) in o.values()),
+                sorted(v for (v,) in o.values(o.deleted))) for o in outputs]
+    assert reports == [(1, [1], []), (5, [2], []), (7, [3], []), (16, [4], [1, 2, 3])]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 9_000), st.integers(0, 3)), min_size=1, max_size=25),
+    st.integers(1, 12), st.integers(1, 12),
+)
+def test_on_content_change_equals_the_open_window_at_every_arrival(gaps, range_units, slide_units) -> None:
+    range_ms, slide_ms = range_units * 1000, slide_units * 1000
+    events, time = [], int(BASE)
+    for gap, value in gaps:
+        time += gap
+        events.append((time, value))
+    outputs, _ = _run_open(f"SELECT ?o WHERE {{ STREAM ex:stream [RANGE {range_ms}ms SLIDE {slide_ms}ms] "
+                           "{ ?e ex:v ?o } }", events)
+    assert {o.trigger.time for o in outputs} <= {t for t, _ in events}, "an instant that is not an arrival"
+    for tau in sorted({t for t, _ in events}):
+        state = Counter()
+        for output in outputs:
+            if output.trigger.time <= tau:
+                state.update(v for (v,) in output.values())
+                state.subtract(v for (v,) in output.values(output.deleted))
+        assert +state == _open_window(events, tau, range_ms, slide_ms), tau
+
+
+def test_explain_names_the_slide_report() -> None:
+    session = Session(SessionConfig(engine=EngineConfig(slide_report="content change")))
+    session.register(PREFIX + "SELECT ?o WHERE { STREAM ex:stream [RANGE 10m SLIDE 5m] { ?e ex:v ?o } }", name="q")
+    assert "SLIDE 300000ms] reported on content change" in session.explain("q")
 
 
 def test_slide_cannot_run_time_partitioned() -> None:

@@ -50,6 +50,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--join-routing", choices=JOIN_ROUTING, default="adaptive",
                         help="joins of three or more inputs with a stream: one adaptive multi-way join (default), "
                         "the same in the plan's fixed order, or binary left-deep joins (docs/cqels-ql.md)")
+    parser.add_argument("--slide-report", choices=("window-close", "content-change"), default="window-close",
+                        help="when a RANGE d SLIDE s window reports: as each window closes (default) or, as CQELS "
+                        "does, at every arrival over the oldest open window's content so far (docs/semantics.md)")
     parser.add_argument("--no-progress", action="store_true", help="no progress line on a terminal")
     parser.add_argument("--rss-at", default="200000,1000000,2000000", metavar="LINES,...",
                         help="line counts at which summary.json records the peak RSS (rss_mib_at_lines)")
@@ -91,6 +94,12 @@ def parse_params(args: argparse.Namespace) -> dict[str, dict[str, str]]:
     return params
 
 
+def engine_config(args: argparse.Namespace) -> EngineConfig:
+    """The engine options of ``run``'s command line."""
+    return EngineConfig(compiled=not args.reference, join_routing=args.join_routing,
+                        slide_report=args.slide_report.replace("-", " "))
+
+
 def parse_line_counts(text: str) -> tuple[int, ...]:
     try:
         counts = tuple(int(part) for part in text.split(",") if part.strip())
@@ -120,7 +129,7 @@ def main(args: argparse.Namespace) -> int:
         static=args.static,
         progress=not args.no_progress,
         explain=args.explain,
-        engine=EngineConfig(compiled=not args.reference, join_routing=args.join_routing),
+        engine=engine_config(args),
         rss_checkpoints=parse_line_counts(args.rss_at),
         warn=lambda warning: (warned.append(warning),
                               print(f"taxi-rsp run: warning: {warning}", file=sys.stderr, flush=True)),
@@ -200,7 +209,7 @@ def _run_stream(args: argparse.Namespace) -> int:
         stream_iri=args.stream_iri,
         result_format=args.format,
         explain=args.explain,
-        engine=EngineConfig(compiled=not args.reference, join_routing=args.join_routing),
+        engine=engine_config(args),
         force=args.force,
     )
     if not config.queries:

@@ -121,7 +121,8 @@ class PlanBuilder:
         match node:
             case P.Scan():
                 schema = tuple(variable_positions(node.triples))
-                return X.Window(schema, node.stream, node.window, node.triples, schema, (), self.specialised)
+                return X.Window(schema, node.stream, node.window, node.triples, schema, (), self.specialised,
+                                self.config.slide_report)
             case P.StaticBGP():
                 schema, rows = self.static.evaluate(node.triples, node.graph)
                 return X.Source(schema, "static pattern", tuple(rows))

@@ -170,7 +170,7 @@ class _Instantiation:
 
     def _window(self, node: X.Window) -> WindowScan:
         matcher = (CompiledMatcher if node.specialised else BGPMatcher)(node.triples, self.dictionary)
-        window = WindowScan(self.dictionary.encode(IRI(node.stream)), node.spec, matcher, window_kind(node.spec))
+        window = WindowScan(self.dictionary.encode(IRI(node.stream)), node.spec, matcher, window_kind(node.spec, node.slide_report))
         for step in node.steps:
             function, schema = self._step(step, window.schema)
             window.fuse(function, schema, step)

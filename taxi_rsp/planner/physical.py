@@ -78,6 +78,7 @@ class Window(Node):
     match_schema: tuple[str, ...]
     steps: tuple[P.FusedStep, ...]
     specialised: bool  # a generated matcher and generated fused steps
+    slide_report: str = "window close"  # a hopping window's: EngineConfig.slide_report
 
     def label(self) -> str:
         n = len(self.triples)
@@ -85,7 +86,8 @@ class Window(Node):
         matcher = "generated matcher" if self.specialised else "reference matcher"
         # several patterns in one window: a star over a subject-disjoint stream (window_graph)
         scope = ", 1 pattern" if n == 1 else f", {n} patterns of one subject, matched per event"
-        return f"Window <{self.stream}> [{_window(self.spec)}]{scope}, {matcher}{fused}"
+        report = f" reported on {self.slide_report}" if self.spec.slide_ms is not None else ""
+        return f"Window <{self.stream}> [{_window(self.spec)}]{report}{scope}, {matcher}{fused}"
 
 
 @dataclass(frozen=True)

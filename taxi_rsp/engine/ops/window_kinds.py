@@ -139,6 +139,38 @@ class SlidingWindow(RangeWindow):
         times = [q[0][0] for q in (scan._entries, scan._pending) if q]
         return min(times) if times else None
 
+class OpenWindow(SlidingWindow):
+    """``RANGE d SLIDE s`` reported on content change (``EngineConfig.slide_report``):
+    CQELS's hopping window as the CSRBench oracle models it. Each arrival is an instant
+    at which the window holds the events so far of the oldest window (b − d, b] still
+    open, the one of the first boundary b ≥ τ: the events with b − d < t ≤ τ. An event
+    enters as it arrives and leaves at the first arrival whose oldest open window no
+    longer holds it (b ≥ t + d). Content changes only with arrivals, so this kind asks
+    for no instants of its own: what leaves is folded into the arrival's report.
+
+    >>> kind = OpenWindow(10_000, 10_000)
+    >>> [kind._boundary_after(t) for t in (0, 1, 10_000, 10_001)]
+    [0, 10000, 10000, 20000]
+    """
+
+    name = "RANGE SLIDE, open window"
+
+    def insert(self, scan: WindowScan, time: int, rows: Rows, view: EventView | None = None) -> None:
+        """An arrival enters at once; its entry is keyed by t + d (it leaves once the
+        first boundary at or after the instant reaches it). With s > d the windows do
+        not cover the stream: an event in no window is dropped."""
+        if not any(rows) or self._boundary_after(time) >= time + self.range_ms:
+            return
+        scan._entries.append((time + self.range_ms, *[held_rows(r) for r in rows]))
+        scan._emit_all([rows], 1)
+
+    def expire(self, scan: WindowScan, until: int) -> None:
+        RangeWindow.expire(self, scan, self._boundary_after(until))
+
+    def next_expiry(self, scan: WindowScan) -> int | None:
+        return None
+
+
 class TriplesWindow(WindowKind):
     """``TRIPLES n``: the last n triples of the stream (matching or not), CQELS's
     triple-based window. A graph event is held whole: it is in the window while all of
@@ -175,11 +207,13 @@ class TriplesWindow(WindowKind):
         scan._emit_all([rows], 1)
 
 
-def window_kind(spec: WindowSpec) -> WindowKind:
-    """The window class of a ``STREAM … [spec]`` pattern (the planner's choice)."""
+def window_kind(spec: WindowSpec, slide_report: str = "window close") -> WindowKind:
+    """The window class of a ``STREAM … [spec]`` pattern (the planner's choice);
+    ``slide_report``: a hopping window's (:class:`~taxi_rsp.engine.config.EngineConfig`)."""
     if spec.kind == "RANGE":
         if spec.slide_ms is not None:
-            return SlidingWindow(spec.range_ms, spec.slide_ms)  # type: ignore[arg-type]
+            opened = OpenWindow if slide_report == "content change" else SlidingWindow
+            return opened(spec.range_ms, spec.slide_ms)  # type: ignore[arg-type]
         return RangeWindow(spec.range_ms)  # type: ignore[arg-type]
     if spec.kind == "NOW":
         return RangeWindow(1, "NOW")
