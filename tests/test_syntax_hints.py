@@ -101,3 +101,24 @@ def test_the_command_line_prints_the_caret_line(tmp_path: Path, capsys) -> None:
     err = capsys.readouterr().err.splitlines()
     assert err == [f"taxi-rsp query: error: {query}:8:1: unexpected 'GROUP': the '{{' at 4:26 is never closed "
                    "(a '}' is missing)", "    GROUP BY ?x", "    ^"]
+
+
+@pytest.mark.parametrize("text, dialect, fix", [
+    ("REGISTER QUERY q AS SELECT * WHERE { ?a ?b ?c }", "REGISTER (C-SPARQL, RSP-QL, YASPER)", "SELECT or CONSTRUCT"),
+    ("SELECT * FROM STREAM <http://s> [RANGE 10s] WHERE { ?a ?b ?c }", "FROM STREAM (C-SPARQL", "STREAM <stream-iri> ["),
+    ("SELECT * FROM NAMED WINDOW <http://w> ON <http://s> [RANGE PT10S] WHERE { WINDOW <http://w> { ?a ?b ?c } }",
+     "named windows (RSP-QL", "STREAM <stream-iri> ["),
+    ("SELECT * WHERE { WINDOW <http://w> { ?a ?b ?c } }", "named windows (RSP-QL", "STREAM <stream-iri> ["),
+    ("SELECT * WHERE { STREAM <http://s> [RANGE PT10S] { ?a ?b ?c } }", "PT10S is an ISO 8601 duration", "10s"),
+    ("SELECT * WHERE { STREAM <http://s> [RANGE 10s STEP 1s] { ?a ?b ?c } }", "STEP (C-SPARQL)", "SLIDE"),
+    ("SELECT ISTREAM ?a WHERE { STREAM <http://s> [RANGE 10s] { ?a ?b ?c } }", "ISTREAM (stream output", "form"),
+    ("SELECT ?a WHERE { STREAM <http://s> [RANGE 10s] { ?a ?b ?c } } EMIT SNAPSHOT", "EMIT (stream output", "form"),
+])
+def test_another_rsp_languages_construct_is_named_with_the_cqels_way(text: str, dialect: str, fix: str) -> None:
+    message = str(error(text))
+    assert dialect in message and fix in message and "expected" not in message, message
+
+
+def test_a_cqels_stream_after_from_is_not_mistaken_for_a_named_graph() -> None:
+    """``FROM <g>`` (a dataset clause) still parses; only ``FROM STREAM`` gets the hint."""
+    assert parse_query("SELECT * FROM <http://g> WHERE { ?a ?b ?c }", source="q.cqels") is not None

@@ -8,7 +8,10 @@ points at a common mistake, the message says so (issue 52):
 * a ``}`` with no ``{`` open;
 * a ``.`` missing between two triple patterns;
 * a parameter ``${name}`` where no term, duration or count may stand, or inside an IRI;
-* a keyword of a feature the engine does not evaluate (SERVICE, SPARQL Update).
+* a keyword of a feature the engine does not evaluate (SERVICE, SPARQL Update);
+* a construct of another RSP query language (C-SPARQL's ``REGISTER`` and ``FROM
+  STREAM``, RSP-QL's named windows, ISO 8601 durations and R2S keywords): the dialect
+  named and the CQELS-QL way to write it.
 
 Otherwise the message lists what was expected (at most 12 names). Every error carries
 the offending line and a caret under the column (:func:`excerpt`), which the command
@@ -45,6 +48,36 @@ UNSUPPORTED_KEYWORDS = {
     **{word: f"SPARQL Update ({word}) is not supported"
        for word in ("LOAD", "CLEAR", "DROP", "CREATE", "INSERT", "DELETE", "WITH", "ADD", "MOVE", "COPY")},
 }
+
+# Constructs of the other RSP query languages (C-SPARQL, RSP-QL, YASPER, SPARQLStream): a
+# syntax error at one of them names the dialect and says how CQELS-QL writes it.
+_CQELS_WINDOW = "write the window in the WHERE clause: STREAM <stream-iri> [RANGE 10s SLIDE 1s] { … }"
+DIALECT_HINTS: dict[str, str] = {
+    "REGISTER": ("REGISTER (C-SPARQL, RSP-QL, YASPER) is not CQELS-QL: give the SELECT or CONSTRUCT "
+                 "itself; each query file is registered under its name"),
+    "FROM STREAM": f"FROM STREAM (C-SPARQL, SPARQLStream) is not CQELS-QL: {_CQELS_WINDOW}",
+    "WINDOW": f"named windows (RSP-QL's FROM NAMED WINDOW … ON and WINDOW <w> {{ … }}) are not CQELS-QL: {_CQELS_WINDOW}",
+    "STEP": "STEP (C-SPARQL) is written SLIDE in CQELS-QL: [RANGE 10s SLIDE 1s]",
+    **{word: (f"{word} (stream output of RSP-QL, C-SPARQL or YASPER) is not CQELS-QL: taxi-rsp chooses it by the "
+              "query's form (docs/semantics.md, \"Report policy\")")
+       for word in ("EMIT", "ISTREAM", "RSTREAM", "DSTREAM")},
+}
+_ISO_DURATION = re.compile(r"P(?:\d+D)?T?\d+(?:\.\d+)?[HMS]", re.IGNORECASE)
+
+
+def _dialect_hint(text: str, position: int, word: str | None) -> str | None:
+    """The hint for another RSP language's construct at ``position`` (``word``: the
+    keyword there, upper case), or None."""
+    if word == "STREAM" and re.search(r"\bFROM\s+(NAMED\s+)?$", text[:position], re.IGNORECASE):
+        return DIALECT_HINTS["FROM STREAM"]
+    if word in DIALECT_HINTS:
+        return DIALECT_HINTS[word]
+    iso = _ISO_DURATION.match(text[position:])
+    if iso is not None:
+        return (f"{iso.group(0)} is an ISO 8601 duration (RSP-QL): CQELS-QL writes durations as a number "
+                "and a unit, e.g. 10s, 5m, 1h 30m")
+    return None
+
 
 # Tokens that can start a triple pattern (a subject): after a complete triple, one of them
 # means a '.' is missing.
@@ -101,8 +134,12 @@ def _shown(exc: UnexpectedInput, text: str, position: int) -> str:
 def _hint(exc: UnexpectedInput, text: str, position: int, tokens: Sequence[Token], expected: set[str],
           found: str, lex: Lex) -> str | None:
     word = re.match(r"[A-Za-z]+", text[position:])
-    if word is not None and word.group(0).upper() in UNSUPPORTED_KEYWORDS:
-        return UNSUPPORTED_KEYWORDS[word.group(0).upper()]
+    keyword = word.group(0).upper() if word is not None else None
+    if keyword in UNSUPPORTED_KEYWORDS:
+        return UNSUPPORTED_KEYWORDS[keyword]
+    dialect = _dialect_hint(text, position, keyword)
+    if dialect is not None:
+        return dialect
     param = re.match(r"\$\{[^}\s]*\}?", text[position:])
     if param is not None:
         return f"a parameter cannot stand here ({param.group(0)}): {_PARAM_PLACES}"
@@ -191,4 +228,4 @@ def _join(names: list[str], limit: int = 12) -> str:
     return ", ".join(shown) + more
 
 
-__all__ = ["TERMINAL_NAMES", "UNSUPPORTED_KEYWORDS", "excerpt", "syntax_error"]
+__all__ = ["DIALECT_HINTS", "TERMINAL_NAMES", "UNSUPPORTED_KEYWORDS", "excerpt", "syntax_error"]
