@@ -279,7 +279,14 @@ def city_events(data: bytes, graph: str, count: int) -> list[ox.Quad]:
             if isinstance(q.object, ox.BlankNode):
                 quads += [ox.Quad(n.subject, n.predicate, n.object, name)
                           for n in store.quads_for_pattern(q.object, None, None)]
-    return quads
+    # the parser's blank node labels are random: number them, so the file is reproducible
+    labels: dict[ox.BlankNode, ox.BlankNode] = {}
+
+    def label(term):
+        if isinstance(term, ox.BlankNode):
+            return labels.setdefault(term, ox.BlankNode(f"{graph.rsplit('/', 1)[1]}{len(labels) + 1}"))
+        return term
+    return [ox.Quad(label(q.subject), q.predicate, label(q.object), q.graph_name) for q in quads]
 
 
 def main() -> None:
