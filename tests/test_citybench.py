@@ -28,7 +28,11 @@ by pyoxigraph (docs/semantics.md, "The engine beyond Q1/Q2"):
   are separate instants in taxi-rsp, so their reports are summed), must equal the change
   of that result since the instant before (Istream/Dstream: docs/semantics.md, "Report
   policy"). Literals compare by value for numbers (``xsd:int`` and ``xsd:double``),
-  otherwise by form and datatype.
+  otherwise by form and datatype;
+* per event as well (``test_each_event_is_an_instant_of_its_own``): the reports of each
+  ``event:n`` against the windows' content as of that event in ``run``'s merged order
+  (by time, then the order of the ``--stream`` options), the traffic and pollution
+  sensors all reporting at the same instants.
 
 Two of CityBench's queries answer nothing on any data of this shape, as written: Q12
 (``HAVING (count(?obId1) > 3)`` over a 3 s window that holds at most three congestion
