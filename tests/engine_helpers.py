@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+from taxi_rsp.engine.config import EngineConfig
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.engine.query import QueryOutput
 from taxi_rsp.rdf.events import GraphEvent
 from taxi_rsp.rdf.terms import IRI, DateTime, Literal, Term
 
 EX = "http://example.org/"
+# The tests' stream declared subject-disjoint (EngineConfig.subject_disjoint_streams): a
+# STREAM block's star is matched per event, the shape of the taxi trips, for tests of the
+# operators that shape plans (window aggregates, pruned star windows).
+STARS = frozenset({EX + "stream"})
+
+
+def star_engine(**options: object) -> Engine:
+    """An engine whose test stream is subject-disjoint (``options``: other EngineConfig fields)."""
+    return Engine(config=EngineConfig(subject_disjoint_streams=STARS, **options))  # type: ignore[arg-type]
 
 
 def term(value: object) -> Term:

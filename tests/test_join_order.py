@@ -95,3 +95,21 @@ def test_a_large_event_with_blank_node_patterns_joins_by_shared_variables() -> N
     # each observation once per Celsius observation of its own sensor
     expected = sorted((f"{EX}sensor{sensor[i]}", i) for i in range(600) for j in celsius if sensor[j] == sensor[i])
     assert sorted((s.value, v) for s, v in rows) == expected
+
+
+def test_a_cross_product_the_query_requires_is_named_with_its_size(tmp_path: Path) -> None:
+    """Static groups are counted at registration; a window group's size is only known as
+    the stream runs, so the estimate is per row of it."""
+    from taxi_rsp.session import Session, SessionConfig
+
+    session = Session(SessionConfig(static=[_static(tmp_path, 50)]))
+    session.register(PREFIX + f"""SELECT * WHERE {{ ?s1 ex:observes ?p1 . ?s2 ex:measures ?p2 .
+        STREAM <{EX}stream> [RANGE 1m] {{ ?o ex:value ?v }} }}""", name="with_window")
+    session.register(PREFIX + f"""SELECT * WHERE {{ STREAM <{EX}stream> [RANGE 1m] {{ ?o ex:value ?v }}
+        OPTIONAL {{ ?s1 ex:observes ?p1 . ?s2 ex:measures ?p2 }} }}""", name="static_only")
+    warnings = session.registration_warnings({EX + "stream"})
+    (with_window,) = [w for w in warnings if w.startswith("with_window: cross product")]
+    assert "{?s1 ?p1: static data, 50 rows}" in with_window and "{?s2 ?p2: static data, 50 rows}" in with_window
+    assert with_window.endswith("each instant it holds 2,500 rows for each row of the window group")
+    (static_only,) = [w for w in warnings if w.startswith("static_only: cross product")]
+    assert static_only.endswith("it holds 2,500 rows")

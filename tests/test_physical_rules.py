@@ -42,7 +42,13 @@ FIXTURES = [
      SPECIALISED,
      """
      Group [specialised] by ?x: ?n := COUNT -> ?x ?n
-       Window <http://s> [RANGE 60000ms SLIDE 10000ms], 1 pattern, generated matcher -> ?x ?a
+       Window <http://s> [RANGE 60000ms SLIDE 10000ms] reported on window close, 1 pattern, generated matcher -> ?x ?a
+     """),
+    ("a SLIDE window reported on content change says so (EngineConfig.slide_report)",
+     "SELECT ?x ?a WHERE { STREAM <http://s> [RANGE 1m SLIDE 10s] { ?x ex:p ?a } }",
+     EngineConfig(slide_report="content change"),
+     """
+     Window <http://s> [RANGE 60000ms SLIDE 10000ms] reported on content change, 1 pattern, generated matcher -> ?x ?a
      """),
     ("an aggregate the specialised tier lacks keeps the reference group",
      f"SELECT ?x (SAMPLE(?a) AS ?n) WHERE {{ {S} {{ ?x ex:p ?a }} }} GROUP BY ?x", SPECIALISED,

@@ -16,7 +16,7 @@ from taxi_rsp.engine import reclaim
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.planner import register
 
-from engine_helpers import Stream
+from engine_helpers import Stream, star_engine
 
 GROUPED = """SELECT ?g (COUNT(?s) AS ?n) (MEDIAN(?v) AS ?med)
              WHERE { STREAM ex:stream [RANGE 2m] { ?s ex:group ?g ; ex:v ?v } }
@@ -124,7 +124,7 @@ def test_an_event_is_freed_after_the_next_events_outputs_not_during_them(compile
     (CORRELATED, "CompiledGroup"),
 ], ids=["aggregate flush", "group flush"])
 def test_a_groups_retracted_row_is_freed_after_the_outputs(query: str, operator: str) -> None:
-    engine = Engine()
+    engine = star_engine()  # a window aggregate over a star matched per event
     register(engine, "PREFIX ex: <http://example.org/> " + query, "q")
     op = next(o for o in [*engine.queries[0].physical.operators, *engine.queries[0].physical.windows]
               if type(o).__name__ == operator)

@@ -10,7 +10,7 @@ from taxi_rsp.engine.engine import Engine
 from taxi_rsp.engine.ops.window import WindowScan
 from taxi_rsp.planner import register
 
-from engine_helpers import Stream
+from engine_helpers import Stream, star_engine
 
 ONE_CONSUMER = "SELECT ?s ?v WHERE { STREAM ex:stream [RANGE 2m] { ?s ex:v ?v } }"
 # the NOT EXISTS block repeats the window and its pattern: one buffer serves both (twins)
@@ -89,7 +89,7 @@ def test_a_compiled_aggregate_entry_holds_its_group_not_the_event_s_row_or_key()
     later; a hand-over to the reference (a string where numbers were seen) replays the
     entries from these values alone, with the reference's answers."""
     def run(compiled: bool) -> tuple[list, Engine]:
-        engine = Engine(compiled=compiled)
+        engine = star_engine(compiled=compiled)  # a window aggregate over a star matched per event
         register(engine, "PREFIX ex: <http://example.org/> " + GROUPED, "q")
         stream = Stream(engine)
         stream.send(0, ("ex:a", "ex:k", "ex:x"), ("ex:a", "ex:v", 4))

@@ -17,7 +17,7 @@ cross product: the join's inputs form 2 groups that share no variable ({?a ?b: S
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from taxi_rsp.algebra import plan as P
 
@@ -63,21 +63,32 @@ def _walk(node: P.PlanNode) -> Iterable[P.PlanNode]:
         yield from _walk(child)
 
 
-def cross_products(root: P.PlanNode) -> list[str]:
-    """One warning per join (tree of joins) whose inputs do not all connect."""
+StaticSize = Callable[[P.StaticBGP], int]
+
+
+def cross_products(root: P.PlanNode, static_size: StaticSize | None = None) -> list[str]:
+    """One warning per join (tree of joins) whose inputs do not all connect; with
+    ``static_size`` (the rows of a static pattern), the size of each group that is one
+    static pattern, and the product's estimate from them (see :func:`_estimate`)."""
     warnings: list[str] = []
+
+    def size(group: list[P.PlanNode]) -> int | None:
+        only = group[0] if len(group) == 1 else None
+        return static_size(only) if static_size is not None and isinstance(only, P.StaticBGP) else None
 
     def visit(node: P.PlanNode) -> None:
         if isinstance(node, P.Join):
             leaves = _join_leaves(node)
             groups = [g for g in _groups(leaves) if not all(isinstance(m, P.Unit) for m in g)]
             if len(groups) > 1:
-                parts = []
-                for group in groups:
+                parts, sizes = [], [size(group) for group in groups]
+                for group, rows in zip(groups, sizes):
                     names = " ".join(f"?{v}" for v in dict.fromkeys(v for m in group for v in m.variables))
-                    parts.append("{" + (names + ": " if names else "") + "; ".join(_describe(m) for m in group) + "}")
+                    counted = f", {rows:,} rows" if rows is not None else ""
+                    parts.append("{" + (names + ": " if names else "") + "; ".join(_describe(m) for m in group)
+                                 + counted + "}")
                 warnings.append(f"cross product: the join's inputs form {len(groups)} groups that share no "
-                                f"variable ({' x '.join(parts)}); each instant it holds the product of their sizes")
+                                f"variable ({' x '.join(parts)}); {_estimate(sizes)}")
             for leaf in leaves:
                 visit(leaf)
             return
@@ -86,6 +97,29 @@ def cross_products(root: P.PlanNode) -> list[str]:
 
     visit(root)
     return warnings
+
+
+def _estimate(sizes: list[int | None]) -> str:
+    """What the product holds, from the groups' sizes (None: a group over a window, whose
+    size is only known as the stream runs).
+
+    >>> _estimate([None, None])
+    'each instant it holds the product of their sizes'
+    >>> _estimate([2_000, 2_000])
+    'it holds 4,000,000 rows'
+    >>> _estimate([2_000, None])
+    'each instant it holds 2,000 rows for each row of the window group'
+    """
+    known = [n for n in sizes if n is not None]
+    if not known:
+        return "each instant it holds the product of their sizes"
+    product = 1
+    for n in known:
+        product *= n
+    if len(known) == len(sizes):
+        return f"it holds {product:,} rows"
+    others = "the window group" if len(sizes) - len(known) == 1 else "the window groups' product"
+    return f"each instant it holds {product:,} rows for each row of {others}"
 
 
 def unfed_streams(read: dict[str, set[str]], fed: set[str]) -> list[str]:

@@ -49,6 +49,15 @@ class GraphEvent:
         self.read_ns = read_ns
         self.meta = meta
 
+    def restamped(self, seq: int, read_ns: int) -> GraphEvent:
+        """This event renumbered ``seq`` and read at ``read_ns`` (a merge of several
+        inputs hands it over anew), its payload passed on unread.
+
+        >>> GraphEvent(4, 10, (), 1, meta="m").restamped(1, 99)
+        GraphEvent(seq=1, time=10, triples=(), stream=1, graph=0, read_ns=99, meta='m')
+        """
+        return GraphEvent(seq, self.time, self.triples, self.stream, self.graph, read_ns, self.meta)
+
     def _fields(self) -> tuple:
         return (self.seq, self.time, self.triples, self.stream, self.graph)
 

@@ -29,7 +29,7 @@ def merge_by_time(streams: Sequence[Iterator[GraphEvent]]) -> Iterator[GraphEven
     restamped (``meta`` kept as the producer gave it); ties in input order (``heapq.merge`` is stable)."""
     merged = heapq.merge(*streams, key=_time)
     for seq, event in enumerate(merged, 1):
-        yield GraphEvent(seq, event.time, event.triples, event.stream, event.graph, read_ns=now_ns(), meta=event.meta)
+        yield event.restamped(seq, now_ns())
 
 
 def _time(event: GraphEvent) -> int:

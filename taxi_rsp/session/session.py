@@ -146,7 +146,13 @@ class Session:
         from taxi_rsp.algebra.lint import cross_products, unfed_streams
 
         warnings = [w for q in self._queries.values() for w in q.ast.warnings]
-        warnings += [f"{name}: {w}" for name, q in self._queries.items() for w in cross_products(q.logical.root)]
+        static = self.engine.static
+
+        def static_size(pattern) -> int:
+            return len(static.evaluate(pattern.triples, pattern.graph)[1])
+
+        warnings += [f"{name}: {w}" for name, q in self._queries.items()
+                     for w in cross_products(q.logical.root, static_size)]
         return warnings + unfed_streams({info.name: set(info.streams) for info in self.infos}, fed)
 
     def predicates_read(self, stream: str) -> frozenset[str] | None:
