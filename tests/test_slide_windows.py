@@ -85,6 +85,10 @@ def test_explain_and_aggregate_with_slide() -> None:
 
 
 # -- property: the engine's state equals a from-scratch window at every instant ----------------
+# (gap to the previous event in ms, value) per event, the range and the slide in seconds
+RUNS = (st.lists(st.tuples(st.integers(0, 9_000), st.integers(0, 3)), min_size=1, max_size=25),
+        st.integers(1, 12), st.integers(1, 12))
+
 def _brute(events: list[tuple[int, int]], tau: int, range_ms: int, slide_ms: int) -> Counter:
     """The window at instant tau (times in ms since the epoch: boundaries are k * slide)."""
     boundary = tau // slide_ms * slide_ms
@@ -92,10 +96,7 @@ def _brute(events: list[tuple[int, int]], tau: int, range_ms: int, slide_ms: int
 
 
 @settings(max_examples=80, deadline=None)
-@given(
-    st.lists(st.tuples(st.integers(0, 9_000), st.integers(0, 3)), min_size=1, max_size=25),
-    st.integers(1, 12), st.integers(1, 12),
-)
+@given(*RUNS)
 def test_slide_window_equals_brute_force_at_every_boundary(gaps, range_units, slide_units) -> None:
     range_ms, slide_ms = range_units * 1000, slide_units * 1000
     engine = Engine()
@@ -167,10 +168,7 @@ def test_on_content_change_every_arrival_reports_the_open_windows_content() -> N
 
 
 @settings(max_examples=80, deadline=None)
-@given(
-    st.lists(st.tuples(st.integers(0, 9_000), st.integers(0, 3)), min_size=1, max_size=25),
-    st.integers(1, 12), st.integers(1, 12),
-)
+@given(*RUNS)
 def test_on_content_change_equals_the_open_window_at_every_arrival(gaps, range_units, slide_units) -> None:
     range_ms, slide_ms = range_units * 1000, slide_units * 1000
     events, time = [], int(BASE)
