@@ -32,6 +32,7 @@ from urllib.parse import quote
 from taxi_rsp.errors import UnsupportedQueryError
 from taxi_rsp.lang import ast
 from taxi_rsp.rdf.dictionary import Dictionary
+from taxi_rsp.rdf.iris import resolve_iri
 from taxi_rsp.rdf.namespaces import INTEGER_TYPES, RDF, XSD, XSD_STRING
 from taxi_rsp.rdf.terms import (
     IRI,
@@ -538,8 +539,6 @@ def _iri(value: Any, base: Any = None) -> IRI:
         return value
     text = _simple(value)
     if isinstance(base, IRI) and not re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", text):
-        from taxi_rsp.lang.parser import resolve_iri
-
         return IRI(resolve_iri(base.value, text))
     return IRI(text)
 

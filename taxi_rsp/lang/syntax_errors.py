@@ -67,7 +67,13 @@ _ISO_DURATION = re.compile(r"P(?:\d+D)?T?\d+(?:\.\d+)?[HMS]", re.IGNORECASE)
 
 def _dialect_hint(text: str, position: int, word: str | None) -> str | None:
     """The hint for another RSP language's construct at ``position`` (``word``: the
-    keyword there, upper case), or None."""
+    keyword there, upper case), or None.
+
+    >>> _dialect_hint("SELECT * FROM STREAM <s>", 14, "STREAM").split(":")[0]
+    'FROM STREAM (C-SPARQL, SPARQLStream) is not CQELS-QL'
+    >>> _dialect_hint("[RANGE PT10S]", 7, "PT").split(":")[0]
+    'PT10S is an ISO 8601 duration (RSP-QL)'
+    """
     if word == "STREAM" and re.search(r"\bFROM\s+(NAMED\s+)?$", text[:position], re.IGNORECASE):
         return DIALECT_HINTS["FROM STREAM"]
     if word in DIALECT_HINTS:
