@@ -17,11 +17,24 @@ import pkgutil
 import signal
 import sys
 import traceback
+import warnings
 from collections.abc import Sequence
+from typing import TextIO
 
 # Before numpy loads (the delay statistics import it): no command multiplies matrices,
 # and OpenBLAS's helper threads would spin for ~0.1 CPU s after it loads, per process.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: TextIO | None = None, line: str | None = None) -> None:
+    """Warnings on the command line as one line each (``taxi-rsp: warning: …``), not
+    Python's two-line form with a source path; ``--debug`` is for tracebacks."""
+    print(f"taxi-rsp: warning: {message}", file=sys.stderr if file is None else file, flush=True)
+
+
+# Set before the engine's modules load: a warning about their build comes as they import.
+warnings.showwarning = _show_warning
 
 from taxi_rsp import __version__, commands, environment  # noqa: E402
 from taxi_rsp.commands.parsing import CommandParser, SubcommandParser  # noqa: E402

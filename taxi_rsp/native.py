@@ -138,6 +138,7 @@ class SourceFinder(importlib.abc.MetaPathFinder):
         self.built = built
         self.pure = pure
         self.stale: list[str] = []
+        self.uncompiled: list[str] = []  # recorded by the build, but it left no extension module
 
     def find_spec(self, fullname: str, path: Sequence[str] | None, target: object = None
                   ) -> importlib.machinery.ModuleSpec | None:
@@ -152,7 +153,9 @@ class SourceFinder(importlib.abc.MetaPathFinder):
                 continue
             if not self.pure:
                 if digest(source) == self.built[fullname]:
-                    return None  # up to date: the extension module is found as usual
+                    if not _has_extension(entry, leaf):
+                        self._note_uncompiled(fullname)
+                    return None  # up to date: the extension module (or, without one, the source) as usual
                 self._warn_stale(fullname)
             return importlib.util.spec_from_file_location(fullname, source)
         return None
@@ -168,6 +171,16 @@ class SourceFinder(importlib.abc.MetaPathFinder):
                 raise ImportError(f"{fullname} is older than {source}", name=fullname)
         return None
 
+    def _note_uncompiled(self, module: str) -> None:
+        """Once per process: the build compiled nothing here (an install without a C
+        compiler), so the engine runs as Python — the same answers, slower."""
+        self.uncompiled.append(module)
+        if len(self.uncompiled) == 1:
+            warnings.warn(
+                "the engine runs as pure Python: the install compiled none of its modules (no C compiler?); "
+                "the answers are the same, about 3x slower. With a C compiler, pip install -e . builds them",
+                NativeBuildWarning, stacklevel=2)
+
     def _warn_stale(self, module: str, fallback: str = "running its Python source") -> None:
         self.stale.append(module)
         warnings.warn(
@@ -175,6 +188,11 @@ class SourceFinder(importlib.abc.MetaPathFinder):
             "Rebuild the compiled modules with: pip install -e .  "
             f"(or set {PURE_ENV}=1 to run every module as Python)",
             NativeBuildWarning, stacklevel=2)
+
+
+def _has_extension(folder: str, leaf: str) -> bool:
+    """Whether ``folder`` holds a compiled extension module named ``leaf``."""
+    return any(os.path.isfile(os.path.join(folder, leaf + suffix)) for suffix in importlib.machinery.EXTENSION_SUFFIXES)
 
 
 def read_manifest(folder: Path) -> dict[str, str]:

@@ -12,6 +12,7 @@ module.
 from __future__ import annotations
 
 import ast
+import importlib.machinery
 import json
 import os
 import subprocess
@@ -119,12 +120,31 @@ def test_compiled_and_source_modules_give_identical_outputs(tmp_path: Path) -> N
     assert compiled == source
 
 
-def _package(tmp_path: Path, body: str) -> tuple[Path, str]:
+def _package(tmp_path: Path, body: str, compiled: bool = True) -> tuple[Path, str]:
+    """A package with one native module ``mod`` (``compiled``: and its extension file,
+    as a build leaves it; its content is never loaded here)."""
     folder = tmp_path / "nativepkg"
     folder.mkdir(exist_ok=True)
     (folder / "__init__.py").write_text("")
     (folder / "mod.py").write_text(body)
+    if compiled:
+        (folder / ("mod" + importlib.machinery.EXTENSION_SUFFIXES[0])).write_bytes(b"")
     return folder, "nativepkg.mod"
+
+
+def test_an_install_that_compiled_nothing_says_so_once(tmp_path: Path) -> None:
+    """No C compiler at install: the build recorded the sources but left no extension
+    module; the engine runs them as Python, and one warning says so."""
+    folder, name = _package(tmp_path, "VALUE = 1\n", compiled=False)
+    (folder / "other.py").write_text("VALUE = 2\n")
+    built = {name: native.digest(folder / "mod.py"), "nativepkg.other": native.digest(folder / "other.py")}
+    finder = native.SourceFinder(built, pure=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert finder.find_spec(name, [str(folder)]) is None  # the usual finders load the .py
+        assert finder.find_spec("nativepkg.other", [str(folder)]) is None
+    assert [str(w.message).split(":")[0] for w in caught] == ["the engine runs as pure Python"]
+    assert finder.uncompiled == [name, "nativepkg.other"] and finder.stale == []
 
 
 def test_a_source_changed_since_the_build_runs_instead_of_its_compiled_module(tmp_path: Path) -> None:
@@ -214,3 +234,14 @@ def test_a_run_records_which_modules_and_feeder_loop_ran(tmp_path: Path) -> None
         modules = json.loads((out / "summary.json").read_text())["engine_modules"]
         assert modules["pure_python_requested"] is pure and modules["feeder_native_loop"] is (not pure)
         assert (modules["compiled"] == 0) if pure else (modules["compiled"] > 20 and modules["python_source"] == [])
+
+
+def test_the_command_line_prints_a_warning_as_one_line() -> None:
+    import io
+
+    from taxi_rsp import cli
+
+    printed = io.StringIO()
+    cli._show_warning(native.NativeBuildWarning("the engine runs as pure Python: …"), native.NativeBuildWarning,
+                      "native.py", 1, printed)
+    assert printed.getvalue() == "taxi-rsp: warning: the engine runs as pure Python: …\n"
