@@ -43,17 +43,20 @@ class Stream:
         for query in engine.queries:
             query.listeners.append(self.outputs.append)
 
-    def send(self, minute: float, *triples: tuple[object, object, object], stream: str | None = None) -> None:
-        self.engine.process(self.event(minute, *triples, stream=stream))
+    def send(self, minute: float, *triples: tuple[object, object, object], stream: str | None = None,
+             graph: str | None = None) -> None:
+        self.engine.process(self.event(minute, *triples, stream=stream, graph=graph))
 
-    def event(self, minute: float, *triples: tuple[object, object, object], stream: str | None = None) -> GraphEvent:
-        """The next event (``minute`` after 2013-01-01 00:00, these triples), not yet sent."""
+    def event(self, minute: float, *triples: tuple[object, object, object], stream: str | None = None,
+              graph: str | None = None) -> GraphEvent:
+        """The next event (``minute`` after 2013-01-01 00:00, these triples, in named graph
+        ``graph``, e.g. ``"ex:g1"``; None: the default graph), not yet sent."""
         encode = self.engine.dictionary.encode
         self.seq += 1
         stream_id = self.stream_id if stream is None else encode(IRI(stream))
         time = DateTime.parse("2013-01-01T00:00:00") + int(minute * 60_000)
         encoded = tuple((encode(term(s)), encode(term(p)), encode(term(o))) for s, p, o in triples)
-        return GraphEvent(self.seq, time, encoded, stream_id)
+        return GraphEvent(self.seq, time, encoded, stream_id, 0 if graph is None else encode(term(graph)))
 
     def values(self) -> list[tuple[float, bool, list[tuple]]]:
         """(minute, is_expiry, rows as values) per output."""

@@ -44,15 +44,19 @@ def _union(*groups: tuple[str, ...]) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Scan:
-    """S2R: a window over a stream, matching ``triples`` inside each graph event."""
+    """S2R: a window over a stream, matching ``triples`` inside each graph event; with
+    ``graph`` (``GRAPH g { … }`` inside the STREAM block) only in events whose named
+    graph is g, or, for a variable, binding it to the event's named graph."""
 
     stream: str
     window: WindowSpec
     triples: tuple[TriplePattern, ...]
+    graph: Node | None = None
 
     @property
     def variables(self) -> tuple[str, ...]:
-        return _pattern_vars(self.triples)
+        extra = (self.graph.name,) if isinstance(self.graph, Var) else ()
+        return _union(_pattern_vars(self.triples), extra)
 
 
 @dataclass(frozen=True)
@@ -302,7 +306,8 @@ def explain(node: PlanNode, indent: int = 0) -> str:
             spec = {"RANGE": f"RANGE {win.range_ms}ms" + (f" SLIDE {win.slide_ms}ms" if win.slide_ms else ""),
                     "TRIPLES": f"TRIPLES {win.count}", "NOW": "NOW", "ALL": "ALL"}[win.kind]
             body = " . ".join(_fmt_triple(t) for t in node.triples)
-            return f"{pad}Scan <{node.stream}> [{spec}] {{{body}}}"
+            graph = f" GRAPH {_fmt_expr(node.graph)}" if node.graph is not None else ""
+            return f"{pad}Scan <{node.stream}> [{spec}]{graph} {{{body}}}"
         case StaticBGP():
             body = " . ".join(_fmt_triple(t) for t in node.triples)
             graph = f" GRAPH {_fmt_expr(node.graph)}" if node.graph is not None else ""

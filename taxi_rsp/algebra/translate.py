@@ -34,6 +34,7 @@ class _Translator:
         self._fresh = itertools.count()
         self._graph: Any = None  # the graph of the enclosing GRAPH block (None: default graph)
         self._window: ast.StreamPattern | None = None  # the enclosing STREAM block (None: static data)
+        self._window_graph: Any = None  # the GRAPH g { … } inside that block (None: any event's graph)
 
     def _where(self, position: ast.Position | None) -> str:
         return f"{self._source}:{position.line}:{position.column}: " if position is not None else ""
@@ -317,9 +318,8 @@ class _Translator:
         if self._window is not None:
             raise UnsupportedQueryError(f"{where}a STREAM block cannot be inside another STREAM block")
         for inner in element.pattern.elements:
-            if isinstance(inner, (ast.GraphGraphPattern, ast.SubSelect)) or has_stream(inner):
-                what = {ast.GraphGraphPattern: "GRAPH (the named graphs of stream events)",
-                        ast.SubSelect: "a sub-SELECT"}.get(type(inner), "a STREAM block")
+            if isinstance(inner, ast.SubSelect) or has_stream(inner):
+                what = "a sub-SELECT" if isinstance(inner, ast.SubSelect) else "a STREAM block"
                 raise UnsupportedQueryError(f"{where}{what} inside a STREAM block is not supported; "
                                             "put it after the STREAM block")
         if not has_triples(element.pattern):
@@ -347,7 +347,7 @@ class _Translator:
                 )
             variants = [v + e for v in variants for e in expansions]
         stream = element.stream.value  # type: ignore[union-attr]
-        scans = [P.Scan(stream, element.window, _bnodes_as_vars(tuple(v))) for v in variants]
+        scans = [P.Scan(stream, element.window, _bnodes_as_vars(tuple(v)), self._window_graph) for v in variants]
         return scans[0] if len(scans) == 1 else P.Union(tuple(scans))
 
     def _fixed_paths(self, s: Any, path: Any, o: Any) -> list[list[ast.TriplePattern]] | None:
@@ -382,7 +382,10 @@ class _Translator:
 
     def graph(self, element: ast.GraphGraphPattern) -> P.PlanNode:
         """GRAPH g { ... }: every BGP and path inside matches in graph g (with GRAPH ?g,
-        each binds ?g, and the group's joins keep one graph per solution)."""
+        each binds ?g, and the group's joins keep one graph per solution). Inside a STREAM
+        block, g names the events' graphs: the window's content as an RDF dataset."""
+        if self._window is not None:
+            return self.window_graph(element)
         if has_stream(element.pattern):
             raise UnsupportedQueryError(f"{self._where(element.position)}a STREAM pattern cannot be inside GRAPH")
         if isinstance(element.graph, ast.Var) and _scoped_per_graph(element.pattern, element.graph):
@@ -399,6 +402,22 @@ class _Translator:
         if isinstance(element.graph, ast.Var) and element.graph.name not in node.variables:
             node = _join(P.StaticBGP((), element.graph), node)  # GRAPH ?g { } still binds ?g
         return node
+
+    def window_graph(self, element: ast.GraphGraphPattern) -> P.PlanNode:
+        """``GRAPH g { P }`` inside a STREAM block: P's triple patterns match the events
+        whose named graph is g (a variable binds it; its patterns join on it, so one
+        solution reads one graph name across the window's events)."""
+        if self._window_graph is not None:
+            raise UnsupportedQueryError(f"{self._where(element.position)}GRAPH inside GRAPH in a STREAM block "
+                                        "is not supported")
+        if not has_triples(element.pattern):
+            raise UnsupportedQueryError(f"{self._where(element.position)}an empty GRAPH pattern inside a STREAM "
+                                        "block matches nothing of the window")
+        self._window_graph = element.graph
+        try:
+            return self.group(element.pattern)
+        finally:
+            self._window_graph = None
 
     def sub_select(self, query: ast.Query) -> P.PlanNode:
         keep = {item.var.name for item in query.projection} if query.projection is not None else None

@@ -67,7 +67,7 @@ def window_aggregate(window: X.Window, keys: tuple[str, ...], aggregates: tuple)
     RANGE (or NOW) window, no fused step draws volatile values (RAND(): one draw per row,
     retracted as drawn) and every aggregate is fusable; else None."""
     spec = window.spec
-    if not (spec.kind == "NOW" or (spec.kind == "RANGE" and spec.slide_ms is None)):
+    if not (spec.kind == "NOW" or (spec.kind == "RANGE" and spec.slide_ms is None)) or window.graph is not None:
         return None
     if any(P.volatile_step(step) for step in window.steps) or not fusable_aggregates(aggregates):
         return None
@@ -121,8 +121,12 @@ class PlanBuilder:
         match node:
             case P.Scan():
                 schema = tuple(variable_positions(node.triples))
-                return X.Window(schema, node.stream, node.window, node.triples, schema, (), self.specialised,
-                                self.config.slide_report)
+                if isinstance(node.graph, ast.Var) and node.graph.name not in schema:
+                    schema += (node.graph.name,)  # the event's graph name, after the match's columns
+                # (a window over named graphs runs the reference matcher: the generated one
+                # knows no graph name)
+                return X.Window(schema, node.stream, node.window, node.triples, schema, (),
+                                self.specialised and node.graph is None, self.config.slide_report, node.graph)
             case P.StaticBGP():
                 schema, rows = self.static.evaluate(node.triples, node.graph)
                 return X.Source(schema, "static pattern", tuple(rows))

@@ -41,13 +41,14 @@ from taxi_rsp.engine.ops.source import StaticSource
 from taxi_rsp.engine.ops.stateless import MapOp, Step, UnionOp, extend_step, filter_step, project_step
 from taxi_rsp.engine.ops.tma import TmaTopKOp
 from taxi_rsp.engine.ops.topk import TopKOp
-from taxi_rsp.engine.ops.window import WindowScan
+from taxi_rsp.engine.ops.window import NamedGraph, WindowScan
 from taxi_rsp.engine.ops.window_kinds import window_kind
 from taxi_rsp.engine.physical import PhysicalPlan
 from taxi_rsp.engine.pipeline import PipelineRegistry
 from taxi_rsp.engine.policies import report_policy_for
 from taxi_rsp.engine.routing import POLICIES
 from taxi_rsp.engine.static import StaticStore
+from taxi_rsp.lang.ast import Var
 from taxi_rsp.planner import physical as X
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.terms import IRI
@@ -170,7 +171,8 @@ class _Instantiation:
 
     def _window(self, node: X.Window) -> WindowScan:
         matcher = (CompiledMatcher if node.specialised else BGPMatcher)(node.triples, self.dictionary)
-        window = WindowScan(self.dictionary.encode(IRI(node.stream)), node.spec, matcher, window_kind(node.spec, node.slide_report))
+        window = WindowScan(self.dictionary.encode(IRI(node.stream)), node.spec, matcher,
+                            window_kind(node.spec, node.slide_report), self._named_graph(node, matcher.schema))
         for step in node.steps:
             function, schema = self._step(step, window.schema)
             window.fuse(function, schema, step)
@@ -179,6 +181,14 @@ class _Instantiation:
             self._specialised_windows.add(id(window))
         self.windows.append(self._add(window))
         return window
+
+    def _named_graph(self, node: X.Window, match_schema: tuple[str, ...]) -> NamedGraph | None:
+        """The named graph a window's matches must be in (``GRAPH g`` inside its block)."""
+        if node.graph is None:
+            return None
+        if isinstance(node.graph, Var):
+            return NamedGraph(None, node.graph.name, match_schema)
+        return NamedGraph(self.dictionary.encode(node.graph), None, match_schema)
 
     def _map(self, node: X.Map, schema: tuple[str, ...]) -> MapOp:
         """The map of ``node`` over rows of ``schema`` (not added to the plan)."""

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from taxi_rsp.algebra import plan as P
 from taxi_rsp.algebra.pretty import format_expr
-from taxi_rsp.lang.ast import Aggregate, Expr, TriplePattern, WindowSpec
+from taxi_rsp.lang.ast import Aggregate, Expr, TriplePattern, Var, WindowSpec
 
 
 def _tier(specialised: bool) -> str:
@@ -40,6 +40,10 @@ def step_label(step: P.FusedStep) -> str:
     if isinstance(step, P.Extend):
         return f"Extend ?{step.var}"
     return "Project"
+
+
+def _graph_name(graph: object) -> str:
+    return f"?{graph.name}" if isinstance(graph, Var) else f"<{getattr(graph, 'value', graph)}>"
 
 
 def _window(spec: WindowSpec) -> str:
@@ -79,6 +83,7 @@ class Window(Node):
     steps: tuple[P.FusedStep, ...]
     specialised: bool  # a generated matcher and generated fused steps
     slide_report: str = "window close"  # a hopping window's: EngineConfig.slide_report
+    graph: object = None  # GRAPH g inside the block: an IRI (events of that graph) or a Var (bound to it)
 
     def label(self) -> str:
         n = len(self.triples)
@@ -87,7 +92,8 @@ class Window(Node):
         # several patterns in one window: a star over a subject-disjoint stream (window_graph)
         scope = ", 1 pattern" if n == 1 else f", {n} patterns of one subject, matched per event"
         report = f" reported on {self.slide_report}" if self.spec.slide_ms is not None else ""
-        return f"Window <{self.stream}> [{_window(self.spec)}]{report}{scope}, {matcher}{fused}"
+        graph = "" if self.graph is None else f" GRAPH {_graph_name(self.graph)}"
+        return f"Window <{self.stream}> [{_window(self.spec)}]{report}{graph}{scope}, {matcher}{fused}"
 
 
 @dataclass(frozen=True)

@@ -40,18 +40,50 @@ from taxi_rsp.engine.reclaim import retired
 from taxi_rsp.lang.ast import WindowSpec
 
 
+class NamedGraph:
+    """``GRAPH g { … }`` inside a STREAM block: a window's matches count only in events
+    whose named graph is g (``graph_id``), or, for a variable, in any event with a named
+    graph, which the variable binds (appended after the match's columns, or compared with
+    the match's own column where the patterns use it too). An event in the default graph
+    (id 0) holds no named graph.
+
+    >>> NamedGraph(None, "g", ("s",)).place([(1,), (2,)], 9), NamedGraph(9).place([(1,)], 8)
+    ([(1, 9), (2, 9)], [])
+    """
+
+    def __init__(self, graph_id: int | None, var: str | None = None, match_schema: tuple[str, ...] = ()) -> None:
+        self.graph_id = graph_id
+        self.var = var
+        self.position = match_schema.index(var) if var in match_schema else None
+        self.schema = match_schema + ((var,) if var is not None and self.position is None else ())
+
+    def place(self, rows: list[Row], graph: int) -> list[Row]:
+        """The rows of a match in an event of named graph ``graph``."""
+        if not graph or (self.graph_id is not None and graph != self.graph_id):
+            return []
+        if self.var is None:
+            return rows
+        if self.position is not None:
+            position = self.position
+            return [row for row in rows if row[position] == graph]
+        return [row + (graph,) for row in rows]
+
+
 class WindowScan(Operator):
-    def __init__(self, stream: int, spec: WindowSpec, matcher: BGPMatcher, kind: WindowKind | None = None) -> None:
+    def __init__(self, stream: int, spec: WindowSpec, matcher: BGPMatcher, kind: WindowKind | None = None,
+                 graph: NamedGraph | None = None) -> None:
         """``kind``: the window class the planner chose for ``spec`` (by default
-        :func:`~taxi_rsp.engine.ops.window_kinds.window_kind`)."""
-        super().__init__(matcher.schema)
+        :func:`~taxi_rsp.engine.ops.window_kinds.window_kind`); ``graph``: the named
+        graph its matches must be in (GRAPH inside the STREAM block)."""
+        super().__init__(graph.schema if graph is not None else matcher.schema)
+        self.graph = graph
         self.stream = stream
         self.spec = spec
         self.matcher = matcher
         self.kind = kind if kind is not None else window_kind(spec)
         self.range_ms = self.kind.range_ms
         self._steps: list[Step] = []
-        self._specs: list[StepSpec] | None = []
+        self._specs: list[StepSpec] | None = [] if graph is None else None  # (shared pipelines know no graph)
         self._leaf: PipelineNode | None = None  # set by share(): the shared per-event rows
         # Operators fed from this buffer: this window and the twins it absorbed.
         self._outputs: list[WindowScan] = [self]
@@ -107,7 +139,12 @@ class WindowScan(Operator):
 
     def _rows(self, view: EventView) -> list[Row]:
         leaf = self._leaf
-        return leaf.run(view) if leaf is not None else self._derive(self.matcher.match_view(view))
+        if leaf is not None:
+            return leaf.run(view)
+        rows = self.matcher.match_view(view)
+        if self.graph is not None:
+            rows = self.graph.place(rows, view.event.graph)
+        return self._derive(rows)
 
     def describe(self) -> str:
         shared = f", pipeline {self._leaf.describe()}" if self._leaf is not None else ""
