@@ -57,6 +57,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from taxi_rsp.procfs import peak_rss_kib
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # workload -> taxi-rsp queries; the winner computes both in every run
@@ -261,14 +263,7 @@ def _sample(pid: int, ticks: dict[int, int]) -> int | None:
         except (OSError, IndexError, ValueError):
             continue
         ticks[int(tid)] = max(value, ticks.get(int(tid), 0))
-    try:
-        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as handle:
-            for line in handle:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
+    return peak_rss_kib(pid)
 
 
 def measure_process(argv: Sequence[str], *, cwd: Path, log: Path, poll_s: float = 0.02,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+from collections.abc import Callable
 from typing import Any
 
 from taxi_rsp.algebra import plan as P
@@ -439,24 +440,25 @@ def _refuse(query: ast.Query, clause: str, message: str) -> UnsupportedQueryErro
 
 def has_triples(obj: Any) -> bool:
     """True when a pattern (or any part of it) holds a triple pattern."""
-    if isinstance(obj, ast.BGP):
-        return bool(obj.triples)
-    if isinstance(obj, tuple):
-        return any(has_triples(item) for item in obj)
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return any(has_triples(getattr(obj, f.name)) for f in dataclasses.fields(obj)
-                   if f.name not in ("prefixes", "position", "template"))
-    return False
+    return _some_part(obj, lambda part: bool(part.triples) if isinstance(part, ast.BGP) else None)
 
 
 def has_stream(obj: Any) -> bool:
     """True when a query (or any part of it) contains a STREAM pattern."""
-    if isinstance(obj, ast.StreamPattern):
-        return True
+    return _some_part(obj, lambda part: True if isinstance(part, ast.StreamPattern) else None)
+
+
+def _some_part(obj: Any, decide: Callable[[Any], bool | None]) -> bool:
+    """Whether ``decide`` is true of ``obj`` or of a part of it; where ``decide`` says
+    None, the parts are asked (the AST's tuples and dataclasses, not its prefixes,
+    positions or CONSTRUCT template)."""
+    found = decide(obj)
+    if found is not None:
+        return found
     if isinstance(obj, tuple):
-        return any(has_stream(item) for item in obj)
+        return any(_some_part(item, decide) for item in obj)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return any(has_stream(getattr(obj, f.name)) for f in dataclasses.fields(obj)
+        return any(_some_part(getattr(obj, f.name), decide) for f in dataclasses.fields(obj)
                    if f.name not in ("prefixes", "position", "template"))
     return False
 
