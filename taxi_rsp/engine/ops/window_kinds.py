@@ -159,10 +159,8 @@ class OpenWindow(SlidingWindow):
         """An arrival enters at once; its entry is keyed by t + d (it leaves once the
         first boundary at or after the instant reaches it). With s > d the windows do
         not cover the stream: an event in no window is dropped."""
-        if not any(rows) or self._boundary_after(time) >= time + self.range_ms:
-            return
-        scan._entries.append((time + self.range_ms, *[held_rows(r) for r in rows]))
-        scan._emit_all([rows], 1)
+        if self._boundary_after(time) < time + self.range_ms:
+            RangeWindow.insert(self, scan, time, rows, view)
 
     def expire(self, scan: WindowScan, until: int) -> None:
         RangeWindow.expire(self, scan, self._boundary_after(until))
