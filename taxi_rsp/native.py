@@ -94,7 +94,10 @@ NATIVE_MODULES: tuple[str, ...] = (
 
 # Extensions written for Cython (C types in a .pyx), with their source: the build records
 # their digest too, and a stale one is not imported (its Python caller falls back).
-PYX_MODULES: dict[str, str] = {"taxi_rsp.feeder._native": "feeder/_native.pyx"}
+PYX_MODULES: dict[str, str] = {
+    "taxi_rsp.feeder._native": "feeder/_native.pyx",
+    "taxi_rsp.engine.native._window_groups": "taxi_rsp/engine/native/_window_groups.pyx",
+}
 
 # Packages whose folder is not under taxi_rsp/ in the source tree (pyproject's package-dir).
 _PACKAGE_DIRS = {"taxi_rsp.feeder": "feeder", "taxi_rsp.listener": "listener"}

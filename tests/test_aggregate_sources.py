@@ -22,6 +22,7 @@ class _Ids:
     _int_id = CompiledAggregate._int_id
     _dec_id = CompiledAggregate._dec_id
     _median_id = CompiledAggregate._median_id
+    _mean_id = CompiledAggregate._mean_id
 
     def __init__(self) -> None:
         self.dictionary = Dictionary()

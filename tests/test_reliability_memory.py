@@ -80,7 +80,7 @@ def check_tma(op: TmaTopKOp) -> int:
     return len(op._cells)
 
 
-def check_flushed(op: CompiledAggregate | CompiledGroup) -> None:
+def check_flushed(op: CompiledGroup) -> None:
     """Between events every instant is flushed: no group is left in the dirty list or
     flagged as touched (a flag left set would keep a group out of the next instant's flush)."""
     assert not op._dirty
@@ -88,22 +88,16 @@ def check_flushed(op: CompiledAggregate | CompiledGroup) -> None:
 
 
 def check_compiled_aggregate(op: CompiledAggregate) -> tuple[int, int]:
-    """Every group holds rows; its MEDIAN lists hold at most its rows, its MIN/MAX queues
-    ([index of the first live value, values...]) at most its rows live and a dead prefix no
-    longer than the live part (or a short one)."""
-    check_flushed(op)
-    values = 0
-    for state in op._groups.values():
-        assert state[0] > 0 or op._implicit
-        for (name, *_), slot in zip(op._aggs, state[FIRST_STATE:]):
-            if name == "MEDIAN":
-                assert len(slot) <= state[0]
-                values += len(slot)
-            elif name in ("MIN", "MAX"):
-                live = len(slot) - slot[0]
-                assert live <= state[0] and slot[0] - 1 <= max(16, live)
-                values += len(slot) - 1
-    return len(op._groups), values
+    """Between events every instant is flushed; groups go when their last row leaves (at
+    most one per entry, besides the implicit one); the MIN/MAX/MEDIAN values stored stay
+    within two per entry and value slot plus a cut-off dead prefix of 16 per group."""
+    table = op._table
+    assert not table.has_changes()
+    groups, values = table.group_count(), table.held_values()
+    assert groups <= len(table) + op._implicit
+    slots = sum(name in ("MIN", "MAX", "MEDIAN") for name, *_ in op._aggs)
+    assert values <= slots * (2 * len(table) + 17 * groups)
+    return groups, values
 
 
 def structure_sizes(engine: Engine) -> dict[str, int]:

@@ -84,9 +84,9 @@ GROUPED = ("SELECT ?k (COUNT(*) AS ?n) (MAX(?v) AS ?top) "
 
 
 def test_a_compiled_aggregate_entry_holds_its_group_not_the_event_s_row_or_key() -> None:
-    """(expiry, group state, the aggregates' compiled arguments): the row the match built
-    and the key tuple that found the group are freed with the event, not a window range
-    later; a hand-over to the reference (a string where numbers were seen) replays the
+    """(expiry, group, the aggregates' compiled arguments), in the window's table: the
+    row the match built and the key tuple that found the group are freed with the event,
+    not a window range later; a hand-over to the reference (a string where numbers were seen) replays the
     entries from these values alone, with the reference's answers."""
     def run(compiled: bool) -> tuple[list, Engine]:
         engine = star_engine(compiled=compiled)  # a window aggregate over a star matched per event
@@ -97,9 +97,9 @@ def test_a_compiled_aggregate_entry_holds_its_group_not_the_event_s_row_or_key()
         if compiled:
             (aggregate,) = engine.queries[0].physical.windows
             assert type(aggregate).__name__ == "CompiledAggregate" and aggregate.mode == "compiled"
-            first, second = aggregate._entries
-            assert len(first) == 4 and first[1] is second[1] and type(first[1]) is list
-            assert not any(type(part) is tuple for part in first)
+            first, second = aggregate._table.entries()  # (expiry, key, compiled arguments)
+            assert len(first) == 3 and first[1] is second[1]  # one key tuple per group
+            assert all(type(part) is int for part in first[2])
         stream.send(1, ("ex:c", "ex:k", "ex:x"), ("ex:c", "ex:v", "seven"))  # hands over
         stream.send(2.2, ("ex:d", "ex:k", "ex:y"), ("ex:d", "ex:v", 1))  # ex:a leaves
         stream.send(2.7, ("ex:e", "ex:k", "ex:y"), ("ex:e", "ex:v", 2))  # ex:b leaves

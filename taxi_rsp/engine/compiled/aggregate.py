@@ -13,19 +13,22 @@ fused):
   a compile-time power of ten), update the group's state in place;
 * **expiry** ``expire(until)``: pop the window's oldest entries and revert them with the
   values stored in the entry — no expression is evaluated again (tree-based mappings of
-  CQELS DEBS 2015 §3.1, here flattened to one tuple per mapping).
+  CQELS DEBS 2015 §3.1, here flattened to one fixed-width record per mapping).
 
-Group state is a plain list per group: ``[rows, last output, dirty, key, agg state…]`` with
-COUNT/SUM/AVG as integers, MIN/MAX as a monotonic queue (the window retracts in arrival
-order, so the sliding-window maximum is amortised O(1); see :func:`monotonic_push_source`)
-and MEDIAN as a sorted ``list`` (bisect; exact, the two middle values' mean without
-``Fraction`` unless it needs one).
+The window's entries and the groups' state live in a
+:class:`~taxi_rsp.engine.native.WindowGroups` (the native tier: a ring buffer of int64
+records and an open-addressing group table in C memory, or its pure-Python twin without
+a C compiler): COUNT/SUM/AVG as int64 totals, MIN/MAX as monotonic queues, MEDIAN as
+sorted values. The generated code computes each row's key ids and arguments and hands
+them over in one call; expiry runs in the table; the generated ``flush`` turns the
+changed groups' totals into term ids (the two middle values' mean without ``Fraction``
+unless it needs one).
 
 The generated function is specialised on the type codes of the first row (like the
 fused chunks). A row that misses a guard or raises takes the *slow path*: the reference
 step closures and aggregate arguments decide it, and its values enter the same state
 when they have the compiled kinds. When they do not (a string where a number was seen,
-an aggregate argument that errors), the operator *deoptimises* once: the window's
+an aggregate argument that errors, a total beyond 64 bits), the operator *deoptimises* once: the window's
 content is replayed into a reference :class:`GroupOp`, which takes over with the same
 last outputs, so what downstream has seen stays consistent.
 
@@ -39,7 +42,6 @@ last outputs, so what downstream has seen stays consistent.
 
 from __future__ import annotations
 
-from bisect import bisect_left, insort
 from collections import deque
 from fractions import Fraction
 from typing import Any
@@ -56,6 +58,7 @@ from taxi_rsp.engine.ops.group import ERROR, GroupOp
 from taxi_rsp.engine.ops.match import BGPMatcher
 from taxi_rsp.engine.view import EventView
 from taxi_rsp.engine.ops.window import WindowScan
+from taxi_rsp.engine.native import window_groups_class
 from taxi_rsp.engine.reclaim import retired
 from taxi_rsp.lang import ast
 from taxi_rsp.lang.ast import WindowSpec
@@ -113,40 +116,35 @@ class CompiledAggregate(Operator):
         self._aggs = [(name, arg_expr, closure) for _, name, _, arg_expr, closure in aggregates]
         self._reference = GroupOp(window.schema, keys, [(v, n, d, c) for v, n, d, _, c in aggregates], dictionary)
         self._reference.emit_for(self)  # its deltas go to this operator's consumers
-        self._entries: deque = deque()
-        self._groups: dict[tuple, list] = {}
-        # the states of the groups touched since the last flush, each once (state[DIRTY]
-        # holds its key meanwhile: no (key, state) tuple per touched group)
-        self._dirty: list[list] = []
         self._implicit = not keys
-        # _insert, _expire, _flush (see InCell); nothing expires before the first row
-        self._cells: list[Any] = [self._first_insert, None, self._flush_before_first_row]
+        table_class = window_groups_class()
+        self.state_kind = "native" if table_class.__module__.endswith("._window_groups") else "python"
+        self._table = table_class(len(keys), tuple(name for name, _, _ in self._aggs), self._implicit)
+        self._entries: deque = deque()  # (expiry, key, values) once handed over to the reference
+        # _insert, _expire, _flush, _next_expiry (see InCell)
+        self._cells: list[Any] = [self._first_insert, self._table.expire, self._flush_before_first_row,
+                                  self._table.next_expiry]
         self._kinds: list[Any] = []
         self.mode = "specialised on the first row"  # then "compiled" or "reference"
         self.source = ""
-        if self._implicit:
-            self._groups[()] = state = self._new_state_for_implicit()
-            self._dirty.append(state)
         self._bind_calls()
 
     # -- window API ------------------------------------------------------------------
     def _bind_calls(self) -> None:
         """The window API (``next_expiry``, ``expire``, ``insert``) and ``flush`` as
-        closures over the buffer, the dirty groups and the matcher: the query calls them
-        for every event and instant. They call the generated functions (``_insert``,
-        ``_expire``, ``_flush``) through ``_cells``: those are swapped when compiled or
-        handed over."""
-        entries, dirty, reference = self._entries, self._dirty, self._reference
+        closures over the matcher: the query calls them for every event and instant.
+        They call the state's functions (``_insert``, ``_expire``, ``_flush``,
+        ``_next_expiry``) through ``_cells``: those are swapped when compiled or handed
+        over."""
         match, range_ms = self.matcher.match_view, self.range_ms
         cells = cython.declare(list, self._cells)
         last = cython.declare(list, [None, None])  # the last arrival's time and expiry (shared)
 
         def next_expiry() -> int | None:
-            return entries[0][0] if entries else None
+            return cells[3]()
 
         def expire(until: int) -> None:
-            if entries and entries[0][0] <= until:
-                cells[1](until)
+            cells[1](until)
 
         def insert(time: int, view: EventView) -> None:
             rows = match(view)
@@ -158,28 +156,27 @@ class CompiledAggregate(Operator):
                     cells[0](row, expiry)  # read for each row: a row may make it hand over
 
         def flush() -> None:
-            if dirty:  # empty once the reference answers: it keeps its own
-                cells[2]()
-            elif self.mode == "reference":
-                reference.flush()
+            cells[2]()
 
         self.next_expiry, self.expire, self.insert, self.flush = next_expiry, expire, insert, flush
 
     def state_size(self) -> int:
-        return len(self._entries)
+        return len(self._entries) if self.mode == "reference" else len(self._table)
 
     def describe(self) -> str:
         steps = len(self._descriptions)
+        state = "" if self.mode == "reference" else f", {self.state_kind} state"
         return (f"CompiledAggregate[{self.spec.kind}] window + {steps} steps + group by "
-                f"{', '.join('?' + k for k in self._keys) or '()'} ({self.mode})")
+                f"{', '.join('?' + k for k in self._keys) or '()'} ({self.mode}{state})")
 
     def _flush_before_first_row(self) -> None:
         """Only the implicit group (no GROUP BY) can be due before any row: the
         reference, in the same empty state, reports it."""
+        if not self._table.has_changes():
+            return
         self._reference.flush()
-        for state in self._dirty:
-            state[1], state[DIRTY] = self._reference.group(state[DIRTY]).output, None
-        self._dirty.clear()
+        for change in self._table.take_changes():
+            self._table.set_output(change[0], self._reference.group(change[1]).output)
 
     # -- compilation -------------------------------------------------------------------
     def _first_insert(self, row: Row, expiry: int) -> None:
@@ -217,39 +214,30 @@ class CompiledAggregate(Operator):
         src += [line.replace("return None", "return") for line in body]
         src.append(f"        key = {key}")
         src += [f"        {a} = {code}" for a, code in zip(args, arg_codes)]
-        src += ["    except Exception:", "        return _slow(row, expiry)"]
-        src += self._apply_lines(args, "    ")
-        src += ["", f"def apply(expiry, key, {', '.join(args)}):" if args else "def apply(expiry, key):"]
-        src += self._apply_lines(args, "    ")
-        # the entries that leave are freed after the event's outputs (see reclaim)
-        src += ["", "def expire(until):", "    popleft = entries.popleft", "    gone = []"]
-        src += ["    while entries and entries[0][0] <= until:",
-                "        entry = popleft()",
-                "        gone.append(entry)",
-                f"        _, st{''.join(', ' + a for a in args)} = entry",
-                *("        " + line for line in _touch_source(key=f"st[{_KEY}]")),
-                "        st[0] -= 1"]
-        src += [f"        {line}" for j, a in enumerate(args) for line in self._revert(j, a)]
-        src += ["    _retire(gone)"]
-        src += flush_source([self._result(j) for j in range(len(args))], len(self._keys))
+        src += ["    except Exception:", "        return _slow(row, expiry)",
+                "    try:",
+                f"        _table_insert(expiry, key, ({''.join(a + ', ' for a in args)}))",
+                "    except OverflowError:",  # a total beyond int64: the reference is exact
+                "        _deopt(row, expiry)"]
         self.source = "\n".join(src)
         namespace = dict(w.consts)
         namespace.update(c.runtime())
-        namespace.update(
-            Miss=Miss, _slow=self._slow_insert, entries=self._entries, groups=self._groups, _retire=retired.append,
-            dirty=self._dirty, implicit=self._implicit, sinks=self._sinks, _add_entry=self._entries.append,
-            insort=insort, bisect_left=bisect_left, _int_id=self._int_id, _dec_id=self._dec_id,
-            _median_id=self._median_id, _avg_id=self._avg_id,
-        )
+        namespace.update(Miss=Miss, _slow=self._slow_insert, _deopt=self._deopt_insert,
+                         _table_insert=self._table.insert)
         functions = define(self.source, "<taxi_rsp compiled aggregate>", namespace)
-        for attribute, name in self._GENERATED.items():
-            setattr(self, attribute, functions[name])
+        self._insert = functions["insert"]
+        self._table.set_results([None if kind in ("I", "C") else kind[1] for kind in kinds],
+                                self._int_id, self._dec_id, self._mean_id, self._avg_id)
+        self._flush = self._flush_table
 
-    # attribute -> generated function
-    _GENERATED = {"_insert": "insert", "_apply": "apply", "_expire": "expire", "_flush": "flush"}
+    def _flush_table(self) -> None:
+        """The table's changed groups, as rows of term ids, to this operator's consumers."""
+        self._table.flush(self._sinks, retired.append)
+
     _insert = InCell(0)
     _expire = InCell(1)
     _flush = InCell(2)
+    _next_expiry = InCell(3)
 
     @staticmethod
     def _key_id(c: ChunkCompiler, name: str) -> str:
@@ -281,53 +269,6 @@ class CompiledAggregate(Operator):
             return code, kind
         raise NoFast(arg)
 
-    def _apply_lines(self, args: list[str], pad: str) -> list[str]:
-        # the entry holds its group's state: a group is dropped (by flush) only once its
-        # count is 0, i.e. when no entry refers to it any more
-        lines = [*group_state_source(''.join(', ' + self._init(j) for j in range(len(args))), "1"),
-                 f"_add_entry((expiry, st{''.join(', ' + a for a in args)}))"]
-        if self._implicit:
-            lines.append("st[-1] = 1  # the one group has seen a row (see _result, SUM)")
-        for j, a in enumerate(args):
-            lines += self._update(j, a)
-        return [pad + line for line in lines]
-
-    def _init(self, j: int) -> str:
-        name = self._aggs[j][0]
-        return {"COUNT": "0", "SUM": "0", "AVG": "0", "MIN": "[1]", "MAX": "[1]", "MEDIAN": "[]"}[name]
-
-    def _update(self, j: int, a: str) -> list[str]:
-        name, slot = self._aggs[j][0], f"st[{FIRST_STATE + j}]"
-        if name in ("COUNT", "SUM", "AVG"):
-            return [f"{slot} += {a}"]
-        if name in ("MIN", "MAX"):
-            return monotonic_push_source(slot, a, "<" if name == "MAX" else ">")
-        return [f"insort({slot}, {a})"]
-
-    def _revert(self, j: int, a: str) -> list[str]:
-        name, slot = self._aggs[j][0], f"st[{FIRST_STATE + j}]"
-        if name in ("COUNT", "SUM", "AVG"):
-            return [f"{slot} -= {a}"]
-        if name in ("MIN", "MAX"):
-            return monotonic_retract_source(slot, a)
-        return [f"q = {slot}", f"del q[bisect_left(q, {a})]"]
-
-    def _result(self, j: int) -> str:
-        name, kind, slot = self._aggs[j][0], self._kinds[j], f"st[{FIRST_STATE + j}]"
-        if name == "COUNT":
-            return int_id_source(slot)
-        scale = 0 if kind == "I" else kind[1]
-        if name == "SUM":
-            # The reference's running total starts as the integer 0 and takes the type of
-            # what is added: no row ever is the integer 0, rows that all left a decimal 0.
-            ever = "(implicit and st[-1])"
-            return f"(_int_id({slot}) if st[0] == 0 and not {ever} else {self._id_of(slot, kind)})"
-        if name == "AVG":
-            return f"_avg_id({slot}, st[0], {scale})"
-        if name in ("MIN", "MAX"):
-            return f"({self._id_of(f'{slot}[{slot}[0]]', kind)} if len({slot}) > {slot}[0] else None)"
-        return median_id_source(slot, scale, kind == "I")
-
     @staticmethod
     def _id_of(value: str, kind: Any) -> str:
         if kind == "I":
@@ -353,7 +294,12 @@ class CompiledAggregate(Operator):
         if n % 2:
             middle = values[n // 2]
             return self._int_id(middle) if integers else self._dec_id(middle, scale)
-        total = values[n // 2 - 1] + values[n // 2]  # mean of the two middle values
+        return self._mean_id(values[n // 2 - 1], values[n // 2], scale)
+
+    def _mean_id(self, low: int, high: int, scale: int) -> int:
+        """The id of the mean of the two middle values ``low``, ``high`` (scaled by
+        10**``scale``), as the reference's MEDIAN of an even count gives it: a decimal."""
+        total = low + high
         doubled = total * 10 ** (9 - scale)
         if doubled % 2 == 0:
             return self._dec_id(doubled // 2, 9)
@@ -372,13 +318,16 @@ class CompiledAggregate(Operator):
             return
         out = derived[0]
         try:
-            values = [self._fast_value(closure, kind, out)
-                      for (_, _, closure), kind in zip(self._aggs, self._kinds)]
-        except Deopt:
-            self._go_reference()
-            self._insert(row, expiry)
-            return
-        self._apply(expiry, tuple(out[i] for i in self._key_pos), *values)
+            values = tuple(self._fast_value(closure, kind, out)
+                           for (_, _, closure), kind in zip(self._aggs, self._kinds))
+            self._table.insert(expiry, tuple(out[i] for i in self._key_pos), values)
+        except (Deopt, OverflowError):
+            self._deopt_insert(row, expiry)
+
+    def _deopt_insert(self, row: Row, expiry: int) -> None:
+        """Hand over to the reference, which then takes ``row``."""
+        self._go_reference()
+        self._insert(row, expiry)
 
     @staticmethod
     def _fast_value(closure: Compiled | None, kind: Any, row: Row) -> int:
@@ -397,44 +346,38 @@ class CompiledAggregate(Operator):
             raise Deopt from None
         return compiled_form(value, kind)
 
-    def _new_state_for_implicit(self) -> list:
-        """The one group of a query without GROUP BY; its last slot records whether it
-        has ever held a row (the type of an empty SUM depends on it)."""
-        return [0, None, (), ()] + [[] if n == "MEDIAN" else [1] if n in ("MIN", "MAX") else 0
-                               for n, _, _ in self._aggs] + [0]
-
     def _go_reference(self) -> None:
         """Replay the window into the reference GroupOp, which carries on from the
-        outputs already emitted. An entry holds its group and the compiled forms of the
-        aggregate arguments, which convert back to the reference's values exactly (each
-        compiled kind is one Python type); the entries become (expiry, key, values)."""
-        reference, entries = self._reference, self._entries
-        replayed = []
-        for expiry, state, *forms in entries:
+        outputs already emitted. An entry holds its group's key and the compiled forms of
+        the aggregate arguments, which convert back to the reference's values exactly
+        (each compiled kind is one Python type); the entries become (expiry, key, values)."""
+        reference, table, entries = self._reference, self._table, self._entries
+        for expiry, key, forms in table.entries():
             values = [reference_value(form, kind) for form, kind in zip(forms, self._kinds)]
-            reference.push_values(state[_KEY], values, 1)
-            replayed.append((expiry, state[_KEY], values))
-        entries.clear()
-        entries.extend(replayed)  # the same deque: the window API's closures hold it
+            reference.push_values(key, values, 1)
+            entries.append((expiry, key, values))
+        outputs = table.outputs()
         for key, state in reference.groups().items():
-            current = self._groups.get(key)
-            state.output = current[1] if current is not None else None
-        if self._implicit and self._groups[()][-1]:
+            state.output = outputs.get(key)
+        if self._implicit and table.ever:
             # the one group once held decimals that all left: its SUM is a decimal 0
             for acc, kind in zip(reference.group(()).accumulators, self._kinds):
                 if isinstance(acc, Sum) and acc.n == 0 and kind not in ("I", "C"):
                     acc.total = Fraction(0)
         pending: dict[tuple, Row | None] = {}
-        for state in self._dirty:
-            key, old = state[DIRTY], state[1]
+        for key, old in table.pending():
             reference.group(key).output = old  # an emptied group: flush retracts it
             pending[key] = old
         reference.expect_flush(pending)
-        self._groups.clear()
-        self._dirty.clear()
         self.mode = "reference"
         self._insert = self._reference_insert
         self._expire = self._reference_expire
+        self._flush = reference.flush
+        self._next_expiry = self._reference_next_expiry
+        self._table = type(table)(0, (), True)  # the window's state is the reference's now
+
+    def _reference_next_expiry(self) -> int | None:
+        return self._entries[0][0] if self._entries else None
 
     def _reference_insert(self, row: Row, expiry: int) -> None:
         for out in self._derive([row]):

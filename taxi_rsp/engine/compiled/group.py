@@ -64,6 +64,7 @@ class CompiledGroup(Operator):
     _int_id = CompiledAggregate._int_id
     _dec_id = CompiledAggregate._dec_id
     _median_id = CompiledAggregate._median_id
+    _mean_id = CompiledAggregate._mean_id
     _avg_id = CompiledAggregate._avg_id
     _id_of = staticmethod(CompiledAggregate._id_of)
     _fast_value = staticmethod(CompiledAggregate._fast_value)

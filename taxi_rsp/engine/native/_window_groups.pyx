@@ -1,0 +1,672 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False, cdivision=True
+"""A window's entries and the groups they count, in C memory (issue 50, the native tier).
+
+The same class, API and answers as :class:`taxi_rsp.engine.native.window_groups.WindowGroups`,
+its pure-Python twin and oracle (``tests/test_native_window_groups.py`` runs both on
+generated operation sequences); read that module's docstring for the semantics. Here:
+
+* the window is a **ring buffer of fixed-width records** ``[expiry, group slot, argument…]``
+  (int64), appended at the back and retracted from the front: no Python object per entry;
+* groups live in **slots** (parallel arrays: rows, int64 accumulators, value vectors),
+  found by an **open-addressing hash table** keyed by the group key's 64-bit term ids
+  (None, an unbound key part, is -1: ids are non-negative); an emptied slot is reused;
+* MIN/MAX are monotonic queues and MEDIAN a sorted vector per group (insert and remove
+  by binary search and ``memmove``: the values of one group in one window are few, and
+  the pure twin's ``insort`` costs the same order);
+* Python objects only at the edge: a group's key tuple and last output row (kept to
+  return them), the changes :meth:`take_changes` lists, the hand-over's :meth:`entries`.
+
+Every check that can fail (a value beyond int64, a total that could leave it) runs
+before anything changes, so a raised ``OverflowError`` leaves the state as it was: the caller
+hands the window over to the reference interpreter, which is exact.
+"""
+
+from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from libc.stdint cimport INT64_MIN, int64_t, uint64_t
+from libc.string cimport memmove, memset
+
+cdef extern from *:
+    bint __builtin_add_overflow(int64_t a, int64_t b, int64_t *out) nogil
+    bint __builtin_mul_overflow(int64_t a, int64_t b, int64_t *out) nogil
+
+cdef enum:
+    K_COUNT = 0
+    K_SUM = 1
+    K_AVG = 2
+    K_MIN = 3
+    K_MAX = 4
+    K_MEDIAN = 5
+
+cdef dict _KIND_CODES = {"COUNT": K_COUNT, "SUM": K_SUM, "AVG": K_AVG, "MIN": K_MIN, "MAX": K_MAX,
+                         "MEDIAN": K_MEDIAN}
+
+cdef enum:
+    EMPTY = -1  # hash index: never used
+    GONE = -2  # hash index: a removed group (probes go on past it)
+    COMPACT_AFTER = 16  # a monotonic queue's dead prefix longer than this (and its live part) is cut
+
+cdef int64_t UNBOUND = -1  # a key part that is None
+
+# The inline id layout, read from the dictionary module (not written down twice).
+from taxi_rsp.rdf import dictionary as _dictionary
+
+cdef int64_t PAYLOAD_MIN = _dictionary.PAYLOAD_MIN
+cdef int64_t PAYLOAD_MAX = _dictionary.PAYLOAD_MAX
+cdef int64_t PAYLOAD_MASK = _dictionary.PAYLOAD_MASK
+cdef int64_t INT_HEAD = _dictionary.INLINE_FLAG | (_dictionary.T_INTEGER << _dictionary.TYPE_SHIFT)
+cdef int64_t DEC_HEAD = _dictionary.INLINE_FLAG | (_dictionary.T_DECIMAL << _dictionary.TYPE_SHIFT)
+cdef int64_t[10] POW10 = [1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000]
+
+
+cdef struct Vec:
+    int64_t *data
+    Py_ssize_t head  # first live value (monotonic queues; 0 for sorted vectors)
+    Py_ssize_t size
+    Py_ssize_t cap
+
+
+cdef int vec_reserve(Vec *v, Py_ssize_t need) except -1:
+    cdef Py_ssize_t cap
+    cdef int64_t *data
+    if need <= v.cap:
+        return 0
+    cap = v.cap * 2 if v.cap else 4
+    if cap < need:
+        cap = need
+    data = <int64_t *> PyMem_Realloc(v.data, cap * sizeof(int64_t))
+    if data == NULL:
+        raise MemoryError()
+    v.data, v.cap = data, cap
+    return 0
+
+
+cdef inline void queue_push(Vec *v, int64_t value, bint is_max):
+    """Monotonic queue: values a newer one beats can never be the extreme again."""
+    if is_max:
+        while v.size > v.head and v.data[v.size - 1] < value:
+            v.size -= 1
+    else:
+        while v.size > v.head and v.data[v.size - 1] > value:
+            v.size -= 1
+    v.data[v.size] = value
+    v.size += 1
+
+
+cdef inline void queue_retract(Vec *v, int64_t value):
+    """Retract the group's oldest value: it heads the queue iff no later value beat it."""
+    if v.size > v.head and v.data[v.head] == value:
+        v.head += 1
+        if v.head == v.size:
+            v.head = v.size = 0
+        elif v.head > COMPACT_AFTER and v.head + v.head > v.size:
+            memmove(v.data, v.data + v.head, (v.size - v.head) * sizeof(int64_t))
+            v.size -= v.head
+            v.head = 0
+
+
+cdef inline Py_ssize_t bisect_left(Vec *v, int64_t value):
+    cdef Py_ssize_t lo = 0, hi = v.size, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if v.data[mid] < value:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+cdef inline void sorted_insert(Vec *v, int64_t value):
+    cdef Py_ssize_t at = bisect_left(v, value)
+    memmove(v.data + at + 1, v.data + at, (v.size - at) * sizeof(int64_t))
+    v.data[at] = value
+    v.size += 1
+
+
+cdef inline void sorted_remove(Vec *v, int64_t value):
+    cdef Py_ssize_t at = bisect_left(v, value)
+    if at < v.size and v.data[at] == value:
+        memmove(v.data + at, v.data + at + 1, (v.size - at - 1) * sizeof(int64_t))
+        v.size -= 1
+
+
+cdef inline uint64_t mix(uint64_t h, int64_t part):
+    h ^= <uint64_t> part
+    h *= 0xbf58476d1ce4e5b9ULL
+    return h ^ (h >> 31)
+
+
+cdef inline int64_t as_int64(object value) except? -1:
+    """A Python int as int64 (OverflowError beyond it, TypeError for another type)."""
+    if type(value) is not int:
+        raise TypeError(f"an aggregate argument must be an int, not {type(value).__name__}")
+    return value
+
+
+cdef class WindowGroups:
+    """See the module docstring and the pure twin's; ``key_width`` parts per group key,
+    one ``kinds`` entry (COUNT, SUM, AVG, MIN, MAX, MEDIAN) per aggregate argument."""
+
+    cdef readonly Py_ssize_t key_width, width
+    cdef readonly bint implicit
+    cdef public bint ever
+    cdef tuple _kind_names
+    cdef int *_kinds
+    cdef Py_ssize_t *_place  # aggregate j -> its accumulator or vector index
+    cdef Py_ssize_t n_args, n_acc, n_vec
+    # the ring: `width` int64 per entry (expiry, slot, arguments), capacity a power of 2
+    cdef int64_t *_ring
+    cdef Py_ssize_t _ring_cap, _ring_head, _ring_size
+    # the groups' slots
+    cdef Py_ssize_t _slot_cap, _slots_used
+    cdef int64_t *_rows
+    cdef int64_t *_acc
+    cdef int64_t *_abs  # per total: the sum of its arguments' magnitudes (see insert)
+    cdef Vec *_vecs
+    cdef int64_t *_keys
+    cdef char *_touched
+    cdef list _py_keys, _outputs
+    cdef Py_ssize_t *_free
+    cdef Py_ssize_t _n_free
+    # touched since the last take_changes, in first-touch order
+    cdef Py_ssize_t *_dirty
+    cdef Py_ssize_t _n_dirty
+    # the hash index: slot or EMPTY/GONE, capacity a power of 2
+    cdef Py_ssize_t *_index
+    cdef Py_ssize_t _index_cap, _index_used, _index_gone
+    cdef int64_t *_key_buf
+    cdef int64_t *_arg_buf
+    # set_results: per aggregate its arguments' scale (-1: integers), the encoders
+    cdef int *_scales
+    cdef object _int_id, _dec_id, _mean_id, _avg_id
+
+    def __cinit__(self, Py_ssize_t key_width, kinds, bint implicit=False):
+        cdef Py_ssize_t j
+        self._kind_names = tuple(kinds)
+        self.key_width = key_width
+        self.implicit = implicit
+        self.n_args = len(self._kind_names)
+        self.width = 2 + self.n_args
+        self._kinds = <int *> PyMem_Malloc((self.n_args + 1) * sizeof(int))
+        self._place = <Py_ssize_t *> PyMem_Malloc((self.n_args + 1) * sizeof(Py_ssize_t))
+        self._key_buf = <int64_t *> PyMem_Malloc((key_width + 1) * sizeof(int64_t))
+        self._arg_buf = <int64_t *> PyMem_Malloc((self.n_args + 1) * sizeof(int64_t))
+        self._scales = <int *> PyMem_Malloc((self.n_args + 1) * sizeof(int))
+        if not (self._kinds and self._place and self._key_buf and self._arg_buf and self._scales):
+            raise MemoryError()
+        for j, name in enumerate(self._kind_names):
+            if name not in _KIND_CODES:
+                raise ValueError(f"no native state for the aggregate {name!r}")
+            self._kinds[j] = _KIND_CODES[name]
+            if self._kinds[j] <= K_AVG:
+                self._place[j] = self.n_acc
+                self.n_acc += 1
+            else:
+                self._place[j] = self.n_vec
+                self.n_vec += 1
+        self._py_keys, self._outputs = [], []
+        self._grow_ring(64)
+        self._grow_slots(16)
+        self._rehash(32)
+        if implicit:
+            self._new_group(())
+
+    def __dealloc__(self):
+        cdef Py_ssize_t i
+        if self._vecs != NULL:
+            for i in range(self._slot_cap * self.n_vec):
+                PyMem_Free(self._vecs[i].data)
+        PyMem_Free(self._kinds)
+        PyMem_Free(self._place)
+        PyMem_Free(self._key_buf)
+        PyMem_Free(self._arg_buf)
+        PyMem_Free(self._scales)
+        PyMem_Free(self._ring)
+        PyMem_Free(self._rows)
+        PyMem_Free(self._acc)
+        PyMem_Free(self._abs)
+        PyMem_Free(self._vecs)
+        PyMem_Free(self._keys)
+        PyMem_Free(self._touched)
+        PyMem_Free(self._free)
+        PyMem_Free(self._dirty)
+        PyMem_Free(self._index)
+
+    def __reduce__(self):
+        raise TypeError("WindowGroups is not picklable")
+
+    @property
+    def kinds(self) -> tuple:
+        return self._kind_names
+
+    # -- storage -----------------------------------------------------------------------
+    cdef int _grow_ring(self, Py_ssize_t cap) except -1:
+        """A larger ring with the entries unwrapped to its front."""
+        cdef int64_t *ring = <int64_t *> PyMem_Malloc(cap * self.width * sizeof(int64_t))
+        cdef Py_ssize_t i, src
+        if ring == NULL:
+            raise MemoryError()
+        for i in range(self._ring_size):
+            src = ((self._ring_head + i) & (self._ring_cap - 1)) * self.width
+            memmove(ring + i * self.width, self._ring + src, self.width * sizeof(int64_t))
+        PyMem_Free(self._ring)
+        self._ring, self._ring_cap, self._ring_head = ring, cap, 0
+        return 0
+
+    cdef int _grow_slots(self, Py_ssize_t cap) except -1:
+        cdef Py_ssize_t old = self._slot_cap
+        cdef void *p
+        p = PyMem_Realloc(self._rows, cap * sizeof(int64_t))
+        if p == NULL:
+            raise MemoryError()
+        self._rows = <int64_t *> p
+        p = PyMem_Realloc(self._acc, (cap * self.n_acc + 1) * sizeof(int64_t))
+        if p == NULL:
+            raise MemoryError()
+        self._acc = <int64_t *> p
+        p = PyMem_Realloc(self._abs, (cap * self.n_acc + 1) * sizeof(int64_t))
+        if p == NULL:
+            raise MemoryError()
+        self._abs = <int64_t *> p
+        p = PyMem_Realloc(self._vecs, (cap * self.n_vec + 1) * sizeof(Vec))
+        if p == NULL:
+            raise MemoryError()
+        self._vecs = <Vec *> p
+        memset(self._vecs + old * self.n_vec, 0, (cap - old) * self.n_vec * sizeof(Vec))
+        p = PyMem_Realloc(self._keys, (cap * self.key_width + 1) * sizeof(int64_t))
+        if p == NULL:
+            raise MemoryError()
+        self._keys = <int64_t *> p
+        p = PyMem_Realloc(self._touched, cap * sizeof(char))
+        if p == NULL:
+            raise MemoryError()
+        self._touched = <char *> p
+        p = PyMem_Realloc(self._free, cap * sizeof(Py_ssize_t))
+        if p == NULL:
+            raise MemoryError()
+        self._free = <Py_ssize_t *> p
+        p = PyMem_Realloc(self._dirty, cap * sizeof(Py_ssize_t))
+        if p == NULL:
+            raise MemoryError()
+        self._dirty = <Py_ssize_t *> p
+        self._py_keys.extend([None] * (cap - old))
+        self._outputs.extend([None] * (cap - old))
+        self._slot_cap = cap
+        return 0
+
+    cdef int _rehash(self, Py_ssize_t cap) except -1:
+        """A fresh index of ``cap`` places holding every live slot (tombstones dropped)."""
+        cdef Py_ssize_t *index = <Py_ssize_t *> PyMem_Malloc(cap * sizeof(Py_ssize_t))
+        cdef Py_ssize_t i, slot, at
+        if index == NULL:
+            raise MemoryError()
+        for i in range(cap):
+            index[i] = EMPTY
+        for i in range(self._index_cap):
+            slot = self._index[i]
+            if slot >= 0:
+                at = self._hash(self._keys + slot * self.key_width) & (cap - 1)
+                while index[at] != EMPTY:
+                    at = (at + 1) & (cap - 1)
+                index[at] = slot
+        PyMem_Free(self._index)
+        self._index, self._index_cap, self._index_gone = index, cap, 0
+        return 0
+
+    cdef inline uint64_t _hash(self, int64_t *key):
+        cdef uint64_t h = 0x9E3779B97F4A7C15ULL
+        cdef Py_ssize_t i
+        for i in range(self.key_width):
+            h = mix(h, key[i])
+        return h
+
+    cdef inline bint _same_key(self, Py_ssize_t slot, int64_t *key):
+        cdef int64_t *held = self._keys + slot * self.key_width
+        cdef Py_ssize_t i
+        for i in range(self.key_width):
+            if held[i] != key[i]:
+                return False
+        return True
+
+    cdef Py_ssize_t _find(self, int64_t *key):
+        """The slot of ``key`` or -1."""
+        cdef Py_ssize_t mask = self._index_cap - 1
+        cdef Py_ssize_t at = self._hash(key) & mask, slot
+        while True:
+            slot = self._index[at]
+            if slot == EMPTY:
+                return -1
+            if slot >= 0 and self._same_key(slot, key):
+                return slot
+            at = (at + 1) & mask
+
+    cdef Py_ssize_t _new_group(self, tuple key) except -1:
+        """A slot for ``key`` (its parts already in ``_key_buf``), indexed and touched."""
+        cdef Py_ssize_t slot, j, at, mask
+        if (self._index_used + self._index_gone + 1) * 2 > self._index_cap:
+            self._rehash(self._index_cap * 2 if self._index_used * 4 >= self._index_cap else self._index_cap)
+        if self._n_free:
+            self._n_free -= 1
+            slot = self._free[self._n_free]
+        else:
+            if self._slots_used == self._slot_cap:
+                self._grow_slots(self._slot_cap * 2)
+            slot = self._slots_used
+            self._slots_used += 1
+        memmove(self._keys + slot * self.key_width, self._key_buf, self.key_width * sizeof(int64_t))
+        self._rows[slot] = 0
+        for j in range(self.n_acc):
+            self._acc[slot * self.n_acc + j] = 0
+            self._abs[slot * self.n_acc + j] = 0
+        for j in range(self.n_vec):
+            self._vecs[slot * self.n_vec + j].head = 0
+            self._vecs[slot * self.n_vec + j].size = 0
+        self._py_keys[slot] = key
+        self._outputs[slot] = None
+        self._touched[slot] = 1
+        self._dirty[self._n_dirty] = slot
+        self._n_dirty += 1
+        mask = self._index_cap - 1
+        at = self._hash(self._key_buf) & mask
+        while self._index[at] >= 0:
+            at = (at + 1) & mask
+        if self._index[at] == GONE:
+            self._index_gone -= 1
+        self._index[at] = slot
+        self._index_used += 1
+        return slot
+
+    cdef void _drop_group(self, Py_ssize_t slot):
+        """Unindex an emptied group and free its slot for reuse."""
+        cdef Py_ssize_t mask = self._index_cap - 1
+        cdef Py_ssize_t at = self._hash(self._keys + slot * self.key_width) & mask
+        while self._index[at] != slot:
+            at = (at + 1) & mask
+        self._index[at] = GONE
+        self._index_used -= 1
+        self._index_gone += 1
+        self._py_keys[slot] = None
+        self._outputs[slot] = None
+        self._free[self._n_free] = slot
+        self._n_free += 1
+
+    cdef inline void _touch(self, Py_ssize_t slot):
+        if not self._touched[slot]:
+            self._touched[slot] = 1
+            self._dirty[self._n_dirty] = slot
+            self._n_dirty += 1
+
+    # -- the window ----------------------------------------------------------------------
+    def insert(self, int64_t expiry, tuple key, tuple args) -> None:
+        """Add one entry (its group ``key``, one argument per aggregate) expiring at
+        ``expiry``; raises OverflowError, leaving everything as it was, for a value the
+        int64 state cannot hold. A total must fit after any retraction too (the sum of
+        the newest entries can leave int64 while every running total fits): so the sum of
+        its arguments' magnitudes must fit, which bounds every partial sum."""
+        cdef Py_ssize_t i, j, slot
+        cdef int64_t value, total, magnitude
+        cdef int64_t *record
+        cdef Vec *v
+        if len(args) != self.n_args or len(key) != self.key_width:
+            raise ValueError("a key or argument count that does not match the table")
+        for i in range(self.key_width):
+            part = key[i]
+            self._key_buf[i] = UNBOUND if part is None else as_int64(part)
+        for j in range(self.n_args):
+            self._arg_buf[j] = as_int64(args[j])
+        slot = self._find(self._key_buf)
+        for j in range(self.n_args):
+            if self._kinds[j] <= K_AVG:
+                value = self._arg_buf[j]
+                if value == INT64_MIN:
+                    raise OverflowError("a total beyond 64 bits")
+                magnitude = value if value >= 0 else -value
+                if slot >= 0 and __builtin_add_overflow(self._abs[slot * self.n_acc + self._place[j]], magnitude, &total):
+                    raise OverflowError("a total beyond 64 bits")
+        if self._ring_size == self._ring_cap:
+            self._grow_ring(self._ring_cap * 2)
+        if slot < 0:
+            slot = self._new_group(key)
+        else:
+            self._touch(slot)
+        for j in range(self.n_vec):
+            vec_reserve(&self._vecs[slot * self.n_vec + j], self._vecs[slot * self.n_vec + j].size + 1)
+        record = self._ring + ((self._ring_head + self._ring_size) & (self._ring_cap - 1)) * self.width
+        record[0] = expiry
+        record[1] = slot
+        self._ring_size += 1
+        self._rows[slot] += 1
+        if self.implicit:
+            self.ever = True
+        for j in range(self.n_args):
+            value = self._arg_buf[j]
+            record[2 + j] = value
+            if self._kinds[j] <= K_AVG:
+                self._acc[slot * self.n_acc + self._place[j]] += value
+                self._abs[slot * self.n_acc + self._place[j]] += value if value >= 0 else -value
+            else:
+                v = &self._vecs[slot * self.n_vec + self._place[j]]
+                if self._kinds[j] == K_MEDIAN:
+                    sorted_insert(v, value)
+                else:
+                    queue_push(v, value, self._kinds[j] == K_MAX)
+
+    def next_expiry(self):
+        """The oldest entry's expiry, None when the window is empty."""
+        if self._ring_size == 0:
+            return None
+        return self._ring[self._ring_head * self.width]
+
+    def expire(self, int64_t until) -> None:
+        """Retract every entry whose expiry is ``until`` or earlier, oldest first."""
+        cdef int64_t *record
+        cdef Py_ssize_t slot, j
+        cdef Py_ssize_t mask = self._ring_cap - 1
+        while self._ring_size:
+            record = self._ring + self._ring_head * self.width
+            if record[0] > until:
+                break
+            slot = record[1]
+            self._rows[slot] -= 1
+            for j in range(self.n_args):
+                if self._kinds[j] <= K_AVG:
+                    self._acc[slot * self.n_acc + self._place[j]] -= record[2 + j]
+                    self._abs[slot * self.n_acc + self._place[j]] -= record[2 + j] if record[2 + j] >= 0 else -record[2 + j]
+                elif self._kinds[j] == K_MEDIAN:
+                    sorted_remove(&self._vecs[slot * self.n_vec + self._place[j]], record[2 + j])
+                else:
+                    queue_retract(&self._vecs[slot * self.n_vec + self._place[j]], record[2 + j])
+            self._touch(slot)
+            self._ring_head = (self._ring_head + 1) & mask
+            self._ring_size -= 1
+
+    def __len__(self) -> int:
+        return self._ring_size
+
+    # -- the groups' changes -------------------------------------------------------------
+    def has_changes(self) -> bool:
+        return self._n_dirty != 0
+
+    def take_changes(self) -> list:
+        """For each group touched since the last call, in first-touch order:
+        ``(handle, key, last output, rows, result…)``; an emptied group (not the implicit
+        one) is dropped here. Results per aggregate: COUNT, SUM, AVG its int64 total;
+        MIN, MAX the extreme or None; MEDIAN two items, the middle value and None (odd
+        count), the two middle values (even), or None, None (empty)."""
+        cdef list changes = []
+        cdef Py_ssize_t d, slot, j, n
+        cdef Vec *v
+        cdef list item
+        for d in range(self._n_dirty):
+            slot = self._dirty[d]
+            self._touched[slot] = 0
+            item = [slot, self._py_keys[slot], self._outputs[slot], self._rows[slot]]
+            for j in range(self.n_args):
+                if self._kinds[j] <= K_AVG:
+                    item.append(self._acc[slot * self.n_acc + self._place[j]])
+                    continue
+                v = &self._vecs[slot * self.n_vec + self._place[j]]
+                n = v.size - v.head
+                if self._kinds[j] != K_MEDIAN:
+                    item.append(v.data[v.head] if n else None)
+                elif n == 0:
+                    item += [None, None]
+                elif n % 2:
+                    item += [v.data[n // 2], None]
+                else:
+                    item += [v.data[n // 2 - 1], v.data[n // 2]]
+            changes.append(tuple(item))
+            if self._rows[slot] == 0 and not self.implicit:
+                self._drop_group(slot)
+        self._n_dirty = 0
+        return changes
+
+    def set_results(self, scales, int_id, dec_id, mean_id, avg_id) -> None:
+        """See the pure twin: the arguments' scales (None: integers) and the encoders of
+        the ids that are not inline."""
+        cdef Py_ssize_t j
+        if len(scales) != self.n_args:
+            raise ValueError("one scale per aggregate")
+        for j in range(self.n_args):
+            scale = scales[j]
+            if scale is not None and not 0 <= scale <= 9:
+                raise ValueError(f"a scale of 0 to 9 decimals, not {scale}")
+            self._scales[j] = -1 if scale is None else scale
+        self._int_id, self._dec_id, self._mean_id, self._avg_id = int_id, dec_id, mean_id, avg_id
+
+    cdef object _int_term(self, int64_t value):
+        if PAYLOAD_MIN <= value <= PAYLOAD_MAX:
+            return INT_HEAD | (value & PAYLOAD_MASK)
+        return self._int_id(value)
+
+    cdef object _dec_term(self, int64_t scaled, int scale):
+        cdef int64_t nano
+        if not __builtin_mul_overflow(scaled, POW10[9 - scale], &nano) and PAYLOAD_MIN <= nano <= PAYLOAD_MAX:
+            return DEC_HEAD | (nano & PAYLOAD_MASK)
+        return self._dec_id(scaled, scale)
+
+    cdef inline object _term(self, int64_t value, int scale):
+        return self._int_term(value) if scale < 0 else self._dec_term(value, scale)
+
+    cdef object _mean_term(self, int64_t low, int64_t high, int scale):
+        cdef int64_t total, doubled
+        if scale < 0:
+            scale = 0
+        if (not __builtin_add_overflow(low, high, &total)
+                and not __builtin_mul_overflow(total, POW10[9 - scale], &doubled) and doubled % 2 == 0):
+            return self._dec_term(doubled // 2, 9)
+        return self._mean_id(low, high, scale)
+
+    cdef tuple _new_row(self, Py_ssize_t slot):
+        """The group's key ids, then one term id per aggregate."""
+        cdef tuple key = self._py_keys[slot]
+        cdef list row = list(key)
+        cdef Py_ssize_t j, n
+        cdef int64_t rows = self._rows[slot], total
+        cdef int kind, scale
+        cdef Vec *v
+        for j in range(self.n_args):
+            kind, scale = self._kinds[j], self._scales[j]
+            if kind <= K_AVG:
+                total = self._acc[slot * self.n_acc + self._place[j]]
+                if kind == K_AVG:
+                    row.append(self._avg_id(total, rows, scale if scale > 0 else 0))
+                elif kind == K_SUM and rows == 0 and not (self.implicit and self.ever):
+                    row.append(self._int_term(total))  # an empty SUM is the integer 0
+                else:
+                    row.append(self._term(total, scale))
+                continue
+            v = &self._vecs[slot * self.n_vec + self._place[j]]
+            n = v.size - v.head
+            if n == 0:
+                row.append(None)
+            elif kind != K_MEDIAN:
+                row.append(self._term(v.data[v.head], scale))
+            elif n % 2:
+                row.append(self._term(v.data[n // 2], scale))
+            else:
+                row.append(self._mean_term(v.data[n // 2 - 1], v.data[n // 2], scale))
+        return tuple(row)
+
+    def flush(self, list sinks, retire) -> None:
+        """See the pure twin: emit the touched groups' changed rows to every sink."""
+        cdef list out
+        cdef Py_ssize_t d, slot, j, width = self.key_width
+        cdef tuple old_row, new_row
+        cdef bint changed
+        if self._n_dirty == 0:
+            return
+        out = []
+        for d in range(self._n_dirty):
+            slot = self._dirty[d]
+            self._touched[slot] = 0
+            old = self._outputs[slot]
+            if self._rows[slot] == 0 and not self.implicit:
+                new = None
+                self._drop_group(slot)
+            else:
+                new = self._new_row(slot)
+            if old is None or new is None:
+                changed = old is not new
+            else:
+                old_row, new_row = old, new
+                changed = False
+                for j in range(width, width + self.n_args):
+                    a, b = old_row[j], new_row[j]
+                    if a is not b and a != b:
+                        changed = True
+                        break
+            if changed:
+                if new is not None:
+                    self._outputs[slot] = new
+                    out.append((new, 1) if old is None else (old, -1))
+                    if old is not None:
+                        out.append((new, 1))
+                else:
+                    out.append((old, -1))
+        self._n_dirty = 0
+        if out:
+            for sink in sinks:
+                sink(out)
+            retire(out)
+
+    def set_output(self, Py_ssize_t handle, row) -> None:
+        """Record the row the group ``handle`` (from :meth:`take_changes`) emitted."""
+        self._outputs[handle] = row
+
+    # -- hand-over to the reference ------------------------------------------------------
+    def entries(self) -> list:
+        """``(expiry, key, arguments)`` of every entry, oldest first."""
+        cdef list out = []
+        cdef Py_ssize_t i, j
+        cdef int64_t *record
+        for i in range(self._ring_size):
+            record = self._ring + ((self._ring_head + i) & (self._ring_cap - 1)) * self.width
+            out.append((record[0], self._py_keys[record[1]], tuple([record[2 + j] for j in range(self.n_args)])))
+        return out
+
+    def outputs(self) -> dict:
+        """Key -> last output row of every group held."""
+        cdef Py_ssize_t i, slot
+        cdef dict out = {}
+        for i in range(self._index_cap):
+            slot = self._index[i]
+            if slot >= 0:
+                out[self._py_keys[slot]] = self._outputs[slot]
+        return out
+
+    def pending(self) -> list:
+        """``(key, last output)`` of the groups touched since the last :meth:`take_changes`."""
+        return [(self._py_keys[self._dirty[d]], self._outputs[self._dirty[d]]) for d in range(self._n_dirty)]
+
+    def group_count(self) -> int:
+        return self._index_used
+
+    def held_values(self) -> int:
+        """How many MIN/MAX/MEDIAN values the groups store (a queue's dead prefix included)."""
+        cdef Py_ssize_t i, j, slot, held = 0
+        for i in range(self._index_cap):
+            slot = self._index[i]
+            if slot >= 0:
+                for j in range(self.n_vec):
+                    held += self._vecs[slot * self.n_vec + j].size
+        return held

@@ -1,0 +1,157 @@
+"""The native window groups (C state) against their pure-Python twin, the oracle: the
+same operations, the same answers after every one (issue 50)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from taxi_rsp.engine.compiled.aggregate import CompiledAggregate
+from taxi_rsp.engine.native import CWindowGroups, PyWindowGroups, native_available, window_groups_class
+from taxi_rsp.engine.native.window_groups import INT64_MAX, KINDS
+from taxi_rsp.rdf.dictionary import PAYLOAD_MAX, Dictionary
+from tests.test_compiled_differential import EVENT, _outputs, aggregate_queries
+
+pytestmark = pytest.mark.skipif(not native_available(), reason="the native extension is not built")
+
+VALUES = st.one_of(st.integers(-5, 5), st.integers(-(1 << 40), 1 << 40),
+                   st.sampled_from([INT64_MAX, -INT64_MAX - 1, INT64_MAX - 3, 1 << 63, PAYLOAD_MAX, PAYLOAD_MAX + 1,
+                                    -PAYLOAD_MAX - 2, PAYLOAD_MAX // 10**6 + 1]))
+
+
+class Encoder:
+    """The ids beyond the inline range, as the operator makes them (one dictionary)."""
+
+    def __init__(self) -> None:
+        self.dictionary = Dictionary()
+
+    _int_id = CompiledAggregate._int_id
+    _dec_id = CompiledAggregate._dec_id
+    _mean_id = CompiledAggregate._mean_id
+    _avg_id = CompiledAggregate._avg_id
+
+
+def with_results(table, scales):
+    encoder = Encoder()
+    table.set_results(scales, encoder._int_id, encoder._dec_id, encoder._mean_id, encoder._avg_id)
+    return table, encoder
+
+
+@st.composite
+def scripts(draw: st.DrawFn) -> tuple[int, tuple[str, ...], list[tuple]]:
+    """A table's shape and a sequence of inserts (time non-decreasing), expiries and flushes."""
+    key_width = draw(st.integers(0, 2))
+    kinds = tuple(draw(st.lists(st.sampled_from(KINDS), min_size=1, max_size=4)))
+    scales = tuple(None if kind == "COUNT" else draw(st.sampled_from([None, 0, 2, 6, 9])) for kind in kinds)
+    keys = st.tuples(*[st.one_of(st.none(), st.integers(0, 3), st.just(1 << 62)) for _ in range(key_width)])
+    ops: list[tuple] = []
+    now = 0
+    for _ in range(draw(st.integers(1, 60))):
+        step = draw(st.sampled_from(["insert", "insert", "insert", "expire", "changes", "flush"]))
+        if step == "insert":
+            now += draw(st.integers(0, 3))
+            ops.append(("insert", now + draw(st.integers(1, 10)), draw(keys),
+                        tuple(draw(VALUES) for _ in kinds)))
+        elif step == "expire":
+            ops.append(("expire", now + draw(st.integers(-2, 8))))
+        else:
+            ops.append((step,))
+    return key_width, kinds, scales, ops
+
+
+def observe(table, op: tuple) -> object:
+    """Run one operation; what it returned, emitted or raised, handles left out."""
+    try:
+        if op[0] == "insert":
+            table.insert(*op[1:])
+        elif op[0] == "expire":
+            table.expire(op[1])
+        elif op[0] == "flush":
+            emitted: list = []
+            retired: list = []
+            table.flush([emitted.append], retired.append)
+            assert retired == emitted[:1]  # one list, to every sink, then retired
+            return emitted
+            changes = table.take_changes()
+            for change in changes:
+                table.set_output(change[0], ("row", change[1:]))  # an output the flush would emit
+            return [change[1:] for change in changes]
+    except OverflowError:
+        return "overflow"
+    return None
+
+
+def state(table) -> tuple:
+    return (len(table), table.next_expiry(), table.entries(), table.outputs(), table.pending(),
+            table.group_count(), table.has_changes(), table.ever)
+
+
+@settings(max_examples=300, deadline=None)
+@given(scripts())
+def test_the_native_table_answers_as_its_pure_twin_after_every_operation(script) -> None:
+    key_width, kinds, scales, ops = script
+    implicit = key_width == 0
+    native, native_ids = with_results(CWindowGroups(key_width, kinds, implicit), scales)
+    pure, pure_ids = with_results(PyWindowGroups(key_width, kinds, implicit), scales)
+    for op in ops:
+        assert observe(native, op) == observe(pure, op), op
+        assert state(native) == state(pure), op
+        assert len(native_ids.dictionary) == len(pure_ids.dictionary)
+
+
+def test_an_overflowing_sum_changes_nothing() -> None:
+    for cls in (CWindowGroups, PyWindowGroups):
+        table = cls(1, ("SUM", "MEDIAN"))
+        table.insert(5, (1,), (INT64_MAX - 1, 3))
+        before = (table.entries(), len(table))
+        with pytest.raises(OverflowError):
+            table.insert(6, (1,), (2, 4))
+        with pytest.raises(OverflowError):
+            table.insert(6, (2,), (1 << 63, 4))
+        assert (table.entries(), len(table)) == before
+
+
+def test_a_table_grows_past_its_first_capacities_and_reuses_emptied_groups() -> None:
+    native, pure = CWindowGroups(2, ("COUNT", "MIN", "MEDIAN")), PyWindowGroups(2, ("COUNT", "MIN", "MEDIAN"))
+    for table in (native, pure):
+        for i in range(5000):
+            table.insert(i, (i % 701, i % 3), (1, -i, i % 17))
+            if i % 50 == 0:
+                table.expire(i - 900)
+                table.take_changes()
+    assert state(native) == state(pure)
+    assert observe(native, ("changes",)) == observe(pure, ("changes",))
+
+
+@pytest.mark.parametrize("values", [range(300), range(300, 0, -1), [i // 25 for i in range(300)]])
+def test_a_monotonic_queue_s_dead_prefix_is_cut(values) -> None:
+    """The pure twin's MIN/MAX queues ``[head, values…]`` (the C ones are not visible):
+    retractions advance the head, and a dead prefix longer than 16 and than the live
+    part is cut."""
+    table = PyWindowGroups(1, ("MIN", "MAX"))
+    for i, v in enumerate(values):
+        table.insert(i + 60, (0,), (v, v))
+        table.expire(i)
+        for state in table._groups.values():
+            for queue in state[4:6]:
+                assert queue[0] - 1 <= max(16, len(queue) - queue[0])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(aggregate_queries(), st.lists(EVENT, min_size=1, max_size=30))
+def test_window_aggregates_on_either_state_answer_as_the_reference(query: str, events) -> None:
+    """The engine's window aggregates with the C table and with its pure twin (an install
+    without a C compiler) both equal the reference interpreter, output for output."""
+    import taxi_rsp.engine.compiled.aggregate as aggregate
+
+    reference = _outputs(query, events, compiled=False)
+    for table_class in (CWindowGroups, PyWindowGroups):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(aggregate, "window_groups_class", lambda: table_class)
+            assert _outputs(query, events, compiled=True) == reference, table_class
+
+
+def test_the_class_is_chosen_once_and_pure_python_is_asked_for_explicitly() -> None:
+    assert window_groups_class() is CWindowGroups
+    assert window_groups_class(native=False) is PyWindowGroups
