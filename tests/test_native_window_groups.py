@@ -4,7 +4,7 @@ same operations, the same answers after every one (issue 50)."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from taxi_rsp.engine.compiled.aggregate import CompiledAggregate
@@ -73,6 +73,7 @@ def observe(table, op: tuple) -> object:
             table.flush([emitted.append], retired.append)
             assert retired == emitted[:1]  # one list, to every sink, then retired
             return emitted
+        else:
             changes = table.take_changes()
             for change in changes:
                 table.set_output(change[0], ("row", change[1:]))  # an output the flush would emit
@@ -89,6 +90,9 @@ def state(table) -> tuple:
 
 @settings(max_examples=300, deadline=None)
 @given(scripts())
+@example((1, ("MEDIAN", "MAX"), (2, None), [  # an even count's two middle values, as changes and as ids
+    ("insert", 5, (1,), (3, 3)), ("insert", 6, (1,), (7, 7)), ("changes",),
+    ("insert", 7, (1,), (9, 9)), ("insert", 7, (1,), (1, 1)), ("flush",), ("expire", 6), ("flush",)]))
 def test_the_native_table_answers_as_its_pure_twin_after_every_operation(script) -> None:
     key_width, kinds, scales, ops = script
     implicit = key_width == 0
@@ -155,3 +159,48 @@ def test_window_aggregates_on_either_state_answer_as_the_reference(query: str, e
 def test_the_class_is_chosen_once_and_pure_python_is_asked_for_explicitly() -> None:
     assert window_groups_class() is CWindowGroups
     assert window_groups_class(native=False) is PyWindowGroups
+
+
+# Deliberate mistakes in the C source, each of which the differential test above must
+# catch: (original, mutant) pairs of one line of _window_groups.pyx.
+MUTATIONS = [
+    ("item += [v.data[n // 2 - 1], v.data[n // 2]]", "item += [v.data[n // 2 - 1], v.data[n // 2 - 1]]"),
+    ("row.append(self._mean_term(v.data[n // 2 - 1], v.data[n // 2], scale))",
+     "row.append(self._mean_term(v.data[n // 2], v.data[n // 2], scale))"),
+    ("while v.size > v.head and v.data[v.size - 1] < value:", "while v.size > v.head and v.data[v.size - 1] <= value - 2:"),
+    ("if record[0] > until:", "if record[0] >= until:"),
+    ("if a is not b and a != b:", "if a is not b and a != b and j > width:"),
+]
+
+
+def _build_mutant(tmp_path, original: str, mutant: str):
+    """Compile a copy of the C table with one line changed; its module."""
+    import importlib.util
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    source = Path(__file__).resolve().parents[1] / "taxi_rsp" / "engine" / "native" / "_window_groups.pyx"
+    text = source.read_text()
+    assert text.count(original) == 1, original
+    (tmp_path / "_window_groups.pyx").write_text(text.replace(original, mutant))
+    subprocess.run([sys.executable, "-c", "from setuptools import setup; from Cython.Build import cythonize; "
+                    "setup(ext_modules=cythonize(['_window_groups.pyx'], quiet=True), "
+                    "script_args=['build_ext', '--inplace', '-q'])"], cwd=tmp_path, check=True, capture_output=True)
+    (built,) = tmp_path.glob("_window_groups*.so")
+    spec = importlib.util.spec_from_file_location("_window_groups", built)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("original, mutant", MUTATIONS)
+def test_a_mutation_of_the_c_table_fails_the_differential_test(tmp_path, original: str, mutant: str) -> None:
+    """The differential test is not vacuous: each mutant of the C source disagrees with
+    the pure twin on some generated script (about 20 s each: a C compile)."""
+    module = _build_mutant(tmp_path, original, mutant)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(globals(), "CWindowGroups", module.WindowGroups)
+        with pytest.raises(AssertionError):
+            test_the_native_table_answers_as_its_pure_twin_after_every_operation()

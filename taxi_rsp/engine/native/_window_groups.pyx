@@ -194,6 +194,7 @@ cdef class WindowGroups:
         if not (self._kinds and self._place and self._key_buf and self._arg_buf and self._scales):
             raise MemoryError()
         for j, name in enumerate(self._kind_names):
+            self._scales[j] = -1  # integers until set_results says otherwise
             if name not in _KIND_CODES:
                 raise ValueError(f"no native state for the aggregate {name!r}")
             self._kinds[j] = _KIND_CODES[name]
@@ -609,8 +610,8 @@ cdef class WindowGroups:
                 changed = old is not new
             else:
                 old_row, new_row = old, new
-                changed = False
-                for j in range(width, width + self.n_args):
+                changed = len(old_row) != len(new_row)  # (set_output may have been given any row)
+                for j in range(width, width + self.n_args if not changed else 0):
                     a, b = old_row[j], new_row[j]
                     if a is not b and a != b:
                         changed = True
