@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 PURE_PYTHON = "TAXI_RSP_PURE_PYTHON"
 SPARK_MEMORY = "TAXI_RSP_SPARK_MEMORY"
@@ -28,6 +29,23 @@ HELP = f"""environment variables:
   SOURCE_DATE_EPOCH      timestamp of a reproducible `vm build`
   {PURE_PYTHON}   1: run the engine's modules and the Feeder's loop as Python,
                          not their compiled forms (same outputs; for comparisons)"""
+
+
+def cache_dir(environ: Mapping[str, str] = os.environ) -> Path | None:
+    """Where taxi-rsp keeps files it can rebuild at any time (the query parser's tables,
+    :mod:`taxi_rsp.lang.parser`): ``$XDG_CACHE_HOME/taxi-rsp``, else ``~/.cache/taxi-rsp``;
+    None when there is no home directory to put it in. Nothing there changes an answer.
+
+    >>> cache_dir({"XDG_CACHE_HOME": "/var/cache/me"}).as_posix()
+    '/var/cache/me/taxi-rsp'
+    """
+    base = environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):  # unset, or relative: the XDG spec says to ignore it
+        home = environ.get("HOME") or os.path.expanduser("~")
+        if not os.path.isabs(home):  # no HOME and no password entry ("~" stays "~")
+            return None
+        base = os.path.join(home, ".cache")
+    return Path(base, "taxi-rsp")
 
 
 def _flag(value: str | None) -> bool:

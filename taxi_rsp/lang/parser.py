@@ -16,17 +16,24 @@ placeholders (:mod:`taxi_rsp.lang.params`): terms, IRIs, durations and counts.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import difflib
+import hashlib
 import itertools
+import os
 import re
+import sys
 from functools import lru_cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
+import lark
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedInput, VisitError
 
+from taxi_rsp.environment import cache_dir
 from taxi_rsp.errors import QuerySyntaxError
 from taxi_rsp.lang import ast
 from taxi_rsp.lang.durations import parse_duration
@@ -51,11 +58,61 @@ RDF_NIL = RDF + "nil"
 __all__ = ["parse_duration", "parse_query", "resolve_iri", "const_term"]
 
 
+_LARK_OPTIONS: dict[str, Any] = {"parser": "lalr", "lexer": "contextual", "propagate_positions": True,
+                                 "maybe_placeholders": False, "start": ["start", "param_value"]}
+
+
 @lru_cache(maxsize=1)
 def _parser() -> Lark:
+    """The CQELS-QL parser, its LALR tables read from the user's cache when an earlier
+    run left them there.
+
+    Building the tables takes ~0.12 CPU s, a quarter of a short ``taxi-rsp run``'s
+    start-up (issue 50: the engine is compared in CPU seconds); loading them takes
+    ~0.01 s. The cache is an optimisation only: a file that cannot be read or written
+    means the tables are built, as they always were."""
     grammar = resources.files("taxi_rsp.lang").joinpath("cqels.lark").read_text(encoding="utf-8")
-    return Lark(grammar, parser="lalr", lexer="contextual", propagate_positions=True, maybe_placeholders=False,
-                start=["start", "param_value"])
+    path = _cache_file(grammar)
+    parser = _load_cached(path) if path is not None else None
+    if parser is None:
+        parser = Lark(grammar, **_LARK_OPTIONS)
+        if path is not None:
+            _store_cached(parser, path)
+    return parser
+
+
+def _cache_file(grammar: str) -> Path | None:
+    """The cache file of this grammar's tables: its name is a digest of everything they
+    depend on (grammar, options, lark's and Python's versions), so a change to any of
+    them misses the old file instead of loading it."""
+    directory = cache_dir()
+    if directory is None:
+        return None
+    key = repr((grammar, sorted(_LARK_OPTIONS.items()), lark.__version__, sys.version_info[:2]))
+    return directory / f"cqels-lalr-{hashlib.sha256(key.encode()).hexdigest()[:32]}.pickle"
+
+
+def _load_cached(path: Path) -> Lark | None:
+    """The parser saved at ``path``; None when there is none or it cannot be loaded."""
+    try:
+        with path.open("rb") as handle:
+            return Lark.load(handle)
+    except Exception:  # noqa: BLE001 - missing, unreadable or damaged (any unpickling error): build anew
+        return None
+
+
+def _store_cached(parser: Lark, path: Path) -> None:
+    """Save ``parser`` at ``path`` for later runs, written aside and renamed into place so
+    that a concurrent run never reads half a file; nothing is saved where we may not write."""
+    partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with partial.open("wb") as handle:
+            parser.save(handle)
+        os.replace(partial, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)
 
 
 # Nesting deeper than this (brackets, braces and parentheses together) is refused with
