@@ -96,7 +96,7 @@ NATIVE_MODULES: tuple[str, ...] = (
 # their digest too, and a stale one is not imported (its Python caller falls back).
 PYX_MODULES: dict[str, str] = {
     "taxi_rsp.feeder._native": "feeder/_native.pyx",
-    "taxi_rsp.engine.native._window_groups": "taxi_rsp/engine/native/_window_groups.pyx",
+    "taxi_rsp.engine.native._group_table": "taxi_rsp/engine/native/_group_table.pyx",
 }
 
 # Packages whose folder is not under taxi_rsp/ in the source tree (pyproject's package-dir).

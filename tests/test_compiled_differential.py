@@ -520,8 +520,8 @@ def test_a_group_over_a_join_takes_rows_arriving_and_leaving_several_times() -> 
 @pytest.mark.parametrize("pattern", ["rising", "falling", "sawtooth", "ties"])
 def test_long_min_max_queues_compact_and_equal_the_reference(pattern: str) -> None:
     """MIN/MAX queues long enough for their dead prefix to be cut (in the window's
-    :class:`~taxi_rsp.engine.native.WindowGroups`; the cut itself is checked in
-    tests/test_native_window_groups.py): values that keep every one queued (falling under
+    :class:`~taxi_rsp.engine.native.GroupTable`; the cut itself is checked in
+    tests/test_native_group_table.py): values that keep every one queued (falling under
     MAX, rising under MIN), ties, and runs that alternate, over windows that hold ≈ 60
     values and slide past 300."""
     values = {"rising": list(range(300)), "falling": list(range(300, 0, -1)),

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from taxi_rsp.engine.config import EngineConfig
+from taxi_rsp.engine.native import CGroupTable, group_table_class
 from taxi_rsp.session import Session, SessionConfig
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,6 +37,8 @@ def explain(query: str, engine: EngineConfig) -> str:
 def test_explain_matches_the_golden_file(label: str, mode: str, request: pytest.FixtureRequest) -> None:
     path = GOLDEN / f"{label}.{mode}.txt"
     text = explain(QUERIES[label], MODES[mode])
+    if mode == "compiled" and group_table_class() is not CGroupTable:
+        pytest.skip("the golden plans name the native state; this process runs its pure-Python twin")
     if request.config.getoption("--update-golden"):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")

@@ -24,7 +24,7 @@ from taxi_rsp.engine.index.oneway import OneWayIndex
 from taxi_rsp.engine.index.ring import RingIndex
 from taxi_rsp.engine.ops.aggregates import Median
 from taxi_rsp.engine.ops.group import GroupOp
-from taxi_rsp.engine.compiled.aggregate import DIRTY, FIRST_STATE, CompiledAggregate
+from taxi_rsp.engine.compiled.aggregate import CompiledAggregate
 from taxi_rsp.engine.compiled.correlated import CompiledCorrelated
 from taxi_rsp.engine.compiled.group import CompiledGroup
 from taxi_rsp.engine.compiled.join import CompiledJoin
@@ -80,11 +80,10 @@ def check_tma(op: TmaTopKOp) -> int:
     return len(op._cells)
 
 
-def check_flushed(op: CompiledGroup) -> None:
-    """Between events every instant is flushed: no group is left in the dirty list or
-    flagged as touched (a flag left set would keep a group out of the next instant's flush)."""
-    assert not op._dirty
-    assert all(state[DIRTY] is None for state in op._groups.values())
+def check_flushed(table) -> None:
+    """Between events every instant is flushed: no group is left touched in a compiled
+    operator's table (a flag left set would keep a group out of the next instant's flush)."""
+    assert not table.has_changes()
 
 
 def check_compiled_aggregate(op: CompiledAggregate) -> tuple[int, int]:
@@ -92,7 +91,7 @@ def check_compiled_aggregate(op: CompiledAggregate) -> tuple[int, int]:
     most one per entry, besides the implicit one); the MIN/MAX/MEDIAN values stored stay
     within two per entry and value slot plus a cut-off dead prefix of 16 per group."""
     table = op._table
-    assert not table.has_changes()
+    check_flushed(table)
     groups, values = table.group_count(), table.held_values()
     assert groups <= len(table) + op._implicit
     slots = sum(name in ("MIN", "MAX", "MEDIAN") for name, *_ in op._aggs)
@@ -108,7 +107,7 @@ def structure_sizes(engine: Engine) -> dict[str, int]:
                 groups, values = check_compiled_aggregate(op)
                 sizes["compiled groups"] += groups
                 sizes["compiled median values"] += values
-                sizes["compiled window rows"] += len(op._entries)
+                sizes["compiled window rows"] += op.state_size()
             if isinstance(op, CompiledJoin):
                 # no key left behind with neither side's rows (a merged row only for two lone rows)
                 assert all(slot[0] is not None or slot[1] is not None for slot in op._slots.values())
@@ -120,9 +119,9 @@ def structure_sizes(engine: Engine) -> dict[str, int]:
                 assert all(rows for side in sides for rows in side.values())  # no empty key left behind
                 sizes["compiled join/minus rows"] += sum(len(rows) for side in sides for rows in side.values())
             if isinstance(op, CompiledGroup):
-                assert all(state[0] > 0 for state in op._groups.values())
-                check_flushed(op)
-                sizes["compiled groups"] += len(op._groups)
+                assert all(rows > 0 for _, rows, *_ in op._table.states())  # emptied groups are dropped
+                check_flushed(op._table)
+                sizes["compiled groups"] += op._table.group_count()
             if isinstance(op, CompiledTopK):
                 assert len(op._sorted) + op._rest_count[0] == len(op._held)  # head + rest
                 assert sum(entry[2] for entry in op._held.values()) == op._rest_count[0]  # rest flags

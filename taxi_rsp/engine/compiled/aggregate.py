@@ -16,7 +16,7 @@ fused):
   CQELS DEBS 2015 §3.1, here flattened to one fixed-width record per mapping).
 
 The window's entries and the groups' state live in a
-:class:`~taxi_rsp.engine.native.WindowGroups` (the native tier: a ring buffer of int64
+:class:`~taxi_rsp.engine.native.GroupTable` (the native tier: a ring buffer of int64
 records and an open-addressing group table in C memory, or its pure-Python twin without
 a C compiler): COUNT/SUM/AVG as int64 totals, MIN/MAX as monotonic queues, MEDIAN as
 sorted values. The generated code computes each row's key ids and arguments and hands
@@ -58,7 +58,7 @@ from taxi_rsp.engine.ops.group import ERROR, GroupOp
 from taxi_rsp.engine.ops.match import BGPMatcher
 from taxi_rsp.engine.view import EventView
 from taxi_rsp.engine.ops.window import WindowScan
-from taxi_rsp.engine.native import window_groups_class
+from taxi_rsp.engine.native import group_table_class
 from taxi_rsp.engine.reclaim import retired
 from taxi_rsp.lang import ast
 from taxi_rsp.lang.ast import WindowSpec
@@ -117,8 +117,8 @@ class CompiledAggregate(Operator):
         self._reference = GroupOp(window.schema, keys, [(v, n, d, c) for v, n, d, _, c in aggregates], dictionary)
         self._reference.emit_for(self)  # its deltas go to this operator's consumers
         self._implicit = not keys
-        table_class = window_groups_class()
-        self.state_kind = "native" if table_class.__module__.endswith("._window_groups") else "python"
+        table_class = group_table_class()
+        self.state_kind = "native" if table_class.__module__.endswith("._group_table") else "python"
         self._table = table_class(len(keys), tuple(name for name, _, _ in self._aggs), self._implicit)
         self._entries: deque = deque()  # (expiry, key, values) once handed over to the reference
         # _insert, _expire, _flush, _next_expiry (see InCell)

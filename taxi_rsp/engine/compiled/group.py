@@ -2,32 +2,31 @@
 
 :class:`~taxi_rsp.engine.compiled.aggregate.CompiledAggregate` fuses a group with the
 window below it and relies on the window's first-in-first-out retractions. Here the
-input is any operator's delta stream, so a retraction may remove any value: MIN, MAX
-and MEDIAN keep a sorted ``list`` per group (bisect), COUNT/SUM/AVG integer totals.
-One generated ``push(deltas)`` decodes the key and argument ids of each delta and
-updates the group's state in place; ``flush`` emits each touched group's old and new
-row, exactly like the reference :class:`~taxi_rsp.engine.ops.group.GroupOp`.
+input is any operator's delta stream, so a retraction may remove any value: the groups
+live in a :class:`~taxi_rsp.engine.native.GroupTable` of deltas (C memory, or its
+pure-Python twin without a C compiler), where MIN, MAX and MEDIAN keep sorted values
+per group and COUNT/SUM/AVG int64 totals. One generated ``push(deltas)`` decodes the
+key and argument ids of each delta and hands them to the table in one call; the table's
+``flush`` emits each touched group's old and new row, exactly like the reference
+:class:`~taxi_rsp.engine.ops.group.GroupOp`.
 
 A delta the generated code cannot take goes to the reference closures (slow path).
 An argument that is an error there (an unbound ``?tip`` from OPTIONAL, a type error)
 is counted per group and aggregate, as the reference accumulators count them: while a
 group holds such a row, that aggregate is unbound (COUNT skips it). When values do not
-fit the compiled kinds, the operator hands its whole state over to a reference
+fit the compiled kinds (or a total leaves int64), the operator hands its whole state over to a reference
 ``GroupOp`` (the compiled totals, sorted lists and error counts become the reference's
 accumulators), which answers from then on.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left, insort
 from typing import Any
 
 import cython
 
 from taxi_rsp.engine.compiled.codegen import ChunkCompiler, NoFast, Miss, type_codes
-from taxi_rsp.engine.compiled.aggregate import (DIRTY, FIRST_STATE, FUSABLE, CompiledAggregate,
-                                                Deopt, compiled_form, flush_source, group_state_source,
-                                                int_id_source, median_id_source, reference_value)
+from taxi_rsp.engine.compiled.aggregate import FUSABLE, CompiledAggregate, Deopt, compiled_form, reference_value
 from taxi_rsp.engine.expr import Compiled, ExprError
 from taxi_rsp.engine.cells import InCell
 from taxi_rsp.engine.compiled.generated import define
@@ -35,15 +34,11 @@ from taxi_rsp.engine.ops.aggregates import Count, Max, Median, Min, Sum
 from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.group import ERROR as _ERROR  # an argument that is an error (slow path, unbound branches)
 from taxi_rsp.engine.ops.group import GroupOp
+from taxi_rsp.engine.native import group_table_class
 from taxi_rsp.engine.reclaim import retired
 from taxi_rsp.lang import ast
 from taxi_rsp.rdf.dictionary import Dictionary
 
-# [rows, last output, its key while touched since the last flush, else None (see
-# group_state_source), its key, a slot per aggregate, an error count per aggregate, a flag per
-# aggregate: a SUM of decimals has held a value (the reference's total is then a Fraction,
-# else still the integer 0; the type of an emptied or restored SUM depends on it)]: the
-# aggregate's layout, FIRST_STATE
 _UNBOUND_BRANCHES = 3  # at most this many variables get an unbound branch in push
 
 
@@ -63,10 +58,8 @@ class CompiledGroup(Operator):
     # id computations shared with the fused window + group operator
     _int_id = CompiledAggregate._int_id
     _dec_id = CompiledAggregate._dec_id
-    _median_id = CompiledAggregate._median_id
     _mean_id = CompiledAggregate._mean_id
     _avg_id = CompiledAggregate._avg_id
-    _id_of = staticmethod(CompiledAggregate._id_of)
     _fast_value = staticmethod(CompiledAggregate._fast_value)
 
     def __init__(self, input_schema: tuple[str, ...], keys: tuple[str, ...],
@@ -87,29 +80,22 @@ class CompiledGroup(Operator):
         self._sample: Row = ()
         self._reference = reference
         reference.emit_for(self)
-        self._groups: dict[tuple, list] = {}
-        self._dirty: list[list] = []  # the states of the groups touched since the last flush (keys in state[DIRTY])
         self._implicit = not keys
+        table_class = group_table_class()
+        self.state_kind = "native" if table_class.__module__.endswith("._group_table") else "python"
+        self._table = table_class(len(keys), tuple(name for name, _, _ in self._aggs), self._implicit, False)
         self.mode = "specialised on the first row"  # then "compiled" or "reference"
         self.source = ""
-        # _push, _flush (see InCell): the generated functions once compiled
-        self._cells: list[Any] = [self._first_push, self._reference_flush_before_first_row]
+        # _push, _flush (see InCell): the generated push once compiled, the table's flush
+        self._cells: list[Any] = [self._first_push, self._flush_before_first_row]
         self._bind_calls()
-        if self._implicit:
-            # the last slot records whether the group ever held a row (see SUM's result)
-            self._groups[()] = state = ([0, None, (), ()] + [self._empty(n) for n, _, _ in self._aggs]
-                                        + [0] * (2 * len(self._aggs)) + [0])
-            self._dirty.append(state)
 
     def describe(self) -> str:
-        return f"CompiledGroup by {', '.join('?' + k for k in self._keys) or '()'} ({self.mode})"
+        state = "" if self.mode == "reference" else f", {self.state_kind} state"
+        return f"CompiledGroup by {', '.join('?' + k for k in self._keys) or '()'} ({self.mode}{state})"
 
     def state_size(self) -> int:
-        return self._reference.state_size() if self.mode == "reference" else len(self._groups)
-
-    @staticmethod
-    def _empty(name: str) -> Any:
-        return [] if name in ("MIN", "MAX", "MEDIAN") else 0
+        return self._reference.state_size() if self.mode == "reference" else self._table.group_count()
 
     # -- deltas --------------------------------------------------------------------------
     def _bind_calls(self) -> None:
@@ -117,16 +103,12 @@ class CompiledGroup(Operator):
         through ``_cells`` (swapped when compiled or handed over): a producer calls push
         for every batch of deltas, the query flush at every instant."""
         cells = cython.declare(list, self._cells)
-        dirty, reference = self._dirty, self._reference
 
         def push(deltas: list[Delta]) -> None:
             cells[0](deltas)
 
         def flush() -> None:
-            if dirty:  # empty once the reference answers: it keeps its own
-                cells[1]()
-            elif self.mode == "reference":
-                reference.flush()
+            cells[1]()
 
         self.push, self.flush = push, flush
 
@@ -138,11 +120,18 @@ class CompiledGroup(Operator):
             self._hand_over()
         self._push(deltas)
 
-    def _reference_flush_before_first_row(self) -> None:
-        self._reference.flush()  # only the implicit group can be due: same empty state
-        for state in self._dirty:
-            state[1], state[DIRTY] = self._reference.group(state[DIRTY]).output, None
-        self._dirty.clear()
+    def _flush_before_first_row(self) -> None:
+        """Only the implicit group can be due before any row: the reference, in the same
+        empty state, reports it."""
+        if not self._table.has_changes():
+            return
+        self._reference.flush()
+        for change in self._table.take_changes():
+            self._table.set_output(change[0], self._reference.group(change[1]).output)
+
+    def _flush_table(self) -> None:
+        """The table's changed groups, as rows of term ids, to this operator's consumers."""
+        self._table.flush(self._sinks, retired.append)
 
     def _compile(self, sample: Row) -> None:
         self._sample = sample
@@ -189,30 +178,31 @@ class CompiledGroup(Operator):
                 "            continue",
                 f"        key = {key}"]
         if unbound:
-            src += ["        if unbound:", f"            apply_slow(key, mult{''.join(', ' + a for a in args)})",
+            src += ["        if unbound:",
+                    f"            if _push_errors(key, mult{''.join(', ' + a for a in args)}):",
+                    "                _reference_push(deltas[n:])  # handed over before this delta",
+                    "                return",
                     "            continue"]
-        # the update of the group state inline: no call per delta (apply_slow: the slow path)
-        src += ["    " + line for line in self._apply_source("apply", args, errors=False)[2:]]
-        src += self._apply_source("apply_slow", args, errors=True)
-        src += flush_source([self._result(j) for j in range(len(args))], len(self._keys))
+        src += ["        try:",
+                f"            _table_push(key, ({''.join(a + ', ' for a in args)}), mult)",
+                "        except OverflowError:",  # a total beyond int64: the reference is exact
+                "            _hand_over()",
+                "            _reference_push(deltas[n:])",
+                "            return"]
         self.source = "\n".join(src)
         namespace = dict(w.consts)
         namespace.update(c.runtime())
         namespace.update(Miss=Miss, _ERROR=_ERROR, _unknown=_unknown, _slow=self._slow,
-                         _reference_push=self._reference.push,
-                         groups=self._groups, dirty=self._dirty, _retire=retired.append,
-                         implicit=self._implicit, sinks=self._sinks, insort=insort, bisect_left=bisect_left,
-                         _int_id=self._int_id, _dec_id=self._dec_id, _median_id=self._median_id,
-                         _avg_id=self._avg_id)
+                         _reference_push=self._reference.push, _hand_over=self._hand_over,
+                         _push_errors=self._push_values, _table_push=self._table.push)
         functions = define(self.source, "<taxi_rsp compiled group>", namespace)
-        for attribute, name in self._GENERATED.items():
-            setattr(self, attribute, functions[name])
+        self._push = functions["push"]
+        self._table.set_results([None if kind in ("I", "C") else kind[1] for kind in kinds],
+                                self._int_id, self._dec_id, self._mean_id, self._avg_id)
+        self._flush = self._flush_table
 
-    # attribute -> generated function (apply_slow: the slow path's; arguments may be errors)
-    _GENERATED = {"_push": "push", "_flush": "flush", "_apply": "apply_slow"}
     _push = InCell(0)
     _flush = InCell(1)
-
 
     def _unbound_branch(self, c: ChunkCompiler, codes: dict[int, int], args: list[str],
                         arg_codes: list[str]) -> list[str]:
@@ -248,36 +238,6 @@ class CompiledGroup(Operator):
                     + [f"                {a} = {code}" for a, code in zip(args, unbound_codes)])
         return src + ["            else:", "                unbound = False"] if src else []
 
-    def _apply_source(self, name: str, args: list[str], errors: bool) -> list[str]:
-        """Source of ``name(key, mult, a0, …)``: one delta into its group's state; with
-        ``errors``, an argument may be ``_ERROR`` and is then counted, not aggregated."""
-        n = len(args)
-        empty = "".join(", " + ("[]" if self._aggs[j][0] in ("MIN", "MAX", "MEDIAN") else "0") for j in range(n))
-        src = ["", f"def {name}(key, mult{''.join(', ' + a for a in args)}):",
-               *("    " + line for line in group_state_source(f"{empty}{', 0' * (2 * n)}", "mult"))]
-        if self._implicit:
-            src.append("    st[-1] = 1")
-        for j, a in enumerate(args):
-            slot = f"st[{FIRST_STATE + j}]"
-            pad = "    "
-            if errors and self._kinds[j] != "C":  # COUNT's argument is 0 or 1, never an error
-                src += [f"    if {a} is _ERROR:", f"        st[{FIRST_STATE + n + j}] += mult", "    else:"]
-                pad = "        "
-            if self._aggs[j][0] in ("COUNT", "SUM", "AVG"):
-                src.append(f"{pad}{slot} += {a} * mult")
-                if self._aggs[j][0] == "SUM" and isinstance(self._kinds[j], tuple):
-                    src.append(f"{pad}st[{FIRST_STATE + 2 * n + j}] = 1")
-            else:  # a sorted list: any value may leave
-                # a multiplicity of one first: compiled, a range() over an object is an
-                # object per delta
-                src += [f"{pad}if mult == 1:", f"{pad}    insort({slot}, {a})",
-                        f"{pad}elif mult == -1:", f"{pad}    values = {slot}",
-                        f"{pad}    del values[bisect_left(values, {a})]",
-                        f"{pad}elif mult > 0:", f"{pad}    for _ in range(mult): insort({slot}, {a})", f"{pad}else:",
-                        f"{pad}    values = {slot}",
-                        f"{pad}    for _ in range(-mult): del values[bisect_left(values, {a})]"]
-        return src
-
     def _argument(self, c: ChunkCompiler, name: str, arg: Any) -> tuple[str, Any]:
         if name not in FUSABLE:
             raise NoFast(name)
@@ -292,30 +252,6 @@ class CompiledGroup(Operator):
         if kind == "I" or (isinstance(kind, tuple) and kind[1] <= 9):
             return code, kind
         raise NoFast(arg)
-
-    def _result(self, j: int) -> str:
-        name = self._aggs[j][0]
-        if name == "COUNT":
-            return int_id_source(f"st[{FIRST_STATE + j}]")
-        if not self._errors_seen:
-            return self._value_result(j)
-        # while the group holds a row whose argument is an error, the aggregate is one
-        return f"(None if st[{FIRST_STATE + len(self._aggs) + j}] else {self._value_result(j)})"
-
-    def _value_result(self, j: int) -> str:
-        name, kind, slot = self._aggs[j][0], self._kinds[j], f"st[{FIRST_STATE + j}]"
-        scale = 0 if kind == "I" else kind[1]
-        if name == "SUM":  # see CompiledAggregate._result
-            if kind == "I":
-                return int_id_source(slot)
-            # the reference's total starts as the integer 0 and becomes a Fraction with
-            # the first decimal added (an emptied SUM of decimals is a decimal 0)
-            return f"({self._id_of(slot, kind)} if st[{FIRST_STATE + 2 * len(self._aggs) + j}] else _int_id({slot}))"
-        if name == "AVG":
-            return f"_avg_id({slot}, st[0], {scale})"
-        if name in ("MIN", "MAX"):
-            return f"({self._id_of(slot + ('[0]' if name == 'MIN' else '[-1]'), kind)} if {slot} else None)"
-        return median_id_source(slot, scale, kind == "I")
 
     # -- slow path and hand-over -----------------------------------------------------------
     def _slow(self, row: Row, mult: int) -> bool:
@@ -338,8 +274,21 @@ class CompiledGroup(Operator):
             return self._slow(row, mult)
         if not self._errors_seen and _ERROR in values:
             self._errors_seen = True
-            self._compile(self._sample)  # results that read the error counts from now on
-        self._apply(tuple(row[i] for i in self._key_pos), mult, *values)
+            self._compile(self._sample)  # with the branches for unbound arguments from now on
+        if self._push_values(tuple(row[i] for i in self._key_pos), mult, *values):
+            self._reference.push([(row, mult)])
+            return True
+        return False
+
+    def _push_values(self, key: tuple, mult: int, *values: Any) -> bool:
+        """One delta's compiled values (``_ERROR`` for an argument that is an error) into
+        the table; True when a total beyond int64 made the operator hand over (the delta
+        is then the reference's to take)."""
+        try:
+            self._table.push(key, tuple(None if value is _ERROR else value for value in values), mult)
+        except OverflowError:
+            self._hand_over()
+            return True
         return False
 
     def _slow_value(self, j: int, closure: Compiled | None, kind: Any, row: Row) -> Any:
@@ -358,21 +307,19 @@ class CompiledGroup(Operator):
 
     def _hand_over(self) -> None:
         """The compiled state becomes the reference GroupOp's state."""
-        reference = self._reference
-        for key, state in self._groups.items():
+        reference, table = self._reference, self._table
+        for key, rows, output, values, errors, held in table.states():
             target = reference.group(key)
-            target.rows, target.output = state[0], state[1]
-            n = len(self._aggs)
-            for (name, _, _), kind, acc, slot, errors, decimal in zip(
-                    self._aggs, self._kinds, target.accumulators, state[FIRST_STATE:FIRST_STATE + n],
-                    state[FIRST_STATE + n:FIRST_STATE + 2 * n], state[FIRST_STATE + 2 * n:FIRST_STATE + 3 * n]):
-                self._restore(name, kind, acc, slot, state[0] - errors, kind == "I" or decimal or name == "AVG")
-                acc.errors = 0 if isinstance(acc, Count) else errors
-        reference.expect_flush({state[DIRTY]: state[1] for state in self._dirty})
-        self._groups.clear()
-        self._dirty.clear()
+            target.rows, target.output = rows, output
+            for (name, _, _), kind, acc, value, error_rows, ever in zip(
+                    self._aggs, self._kinds, target.accumulators, values, errors, held):
+                self._restore(name, kind, acc, value, rows - error_rows, kind == "I" or ever or name == "AVG")
+                acc.errors = 0 if isinstance(acc, Count) else error_rows
+        reference.expect_flush(dict(table.pending()))
+        self._table = type(table)(0, (), True, False)  # the state is the reference's now
         self.mode = "reference"
         self._push = reference.push
+        self._flush = reference.flush
 
     def _restore(self, name: str, kind: Any, acc: Any, slot: Any, rows: int, ever: Any) -> None:
         """Load one compiled aggregate state into a reference accumulator."""

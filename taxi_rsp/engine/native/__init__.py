@@ -1,46 +1,48 @@
 """The native tier (issue 50): operator state in C memory, compiled ahead of time by the
 install, each structure with a pure-Python twin that is its oracle and its fallback.
 
-* :class:`WindowGroups` — a window's entries and the groups they count (ring buffer,
-  open-addressing group table, COUNT/SUM/AVG/MIN/MAX/MEDIAN), the state of
-  :class:`~taxi_rsp.engine.compiled.aggregate.CompiledAggregate`.
+* :class:`GroupTable` — the groups of a GROUP BY (open-addressing table of int64 keys,
+  COUNT/SUM/AVG/MIN/MAX/MEDIAN, error counts, result ids and the emission of changed
+  rows) and, for a window, its entries (a ring buffer of int64 records): the state of
+  :class:`~taxi_rsp.engine.compiled.aggregate.CompiledAggregate` and
+  :class:`~taxi_rsp.engine.compiled.group.CompiledGroup`.
 
-:func:`window_groups_class` gives the C class when the install built it (and the run does
+:func:`group_table_class` gives the C class when the install built it (and the run does
 not ask for pure Python), else the twin: the answers are the same, the twin is slower.
 
->>> window_groups_class(native=False).__module__
-'taxi_rsp.engine.native.window_groups'
+>>> group_table_class(native=False).__module__
+'taxi_rsp.engine.native.group_table'
 """
 
 from __future__ import annotations
 
-from taxi_rsp.engine.native.window_groups import WindowGroups as PyWindowGroups
+from taxi_rsp.engine.native.group_table import GroupTable as PyGroupTable
 from taxi_rsp.native import pure_python_requested
 
 try:  # built by the install when it has a C compiler
-    from taxi_rsp.engine.native._window_groups import WindowGroups as CWindowGroups
+    from taxi_rsp.engine.native._group_table import GroupTable as CGroupTable
 except ImportError as exc:
-    CWindowGroups = None
+    CGroupTable = None
     NATIVE_ERROR: str | None = str(exc)
 else:
     NATIVE_ERROR = None
 
-__all__ = ["CWindowGroups", "PyWindowGroups", "native_available", "window_groups_class"]
+__all__ = ["CGroupTable", "PyGroupTable", "group_table_class", "native_available"]
 
 
 def native_available() -> bool:
     """Whether the C structures are built and import."""
-    return CWindowGroups is not None
+    return CGroupTable is not None
 
 
-def window_groups_class(native: bool | None = None) -> type:
-    """The :class:`WindowGroups` to use: ``native`` as asked (True without a build raises
+def group_table_class(native: bool | None = None) -> type:
+    """The :class:`GroupTable` to use: ``native`` as asked (True without a build raises
     RuntimeError), None: the C one when built, unless this process runs pure Python."""
     if native is None:
-        native = CWindowGroups is not None and not pure_python_requested()
+        native = CGroupTable is not None and not pure_python_requested()
     if not native:
-        return PyWindowGroups
-    if CWindowGroups is None:
-        raise RuntimeError(f"the native window groups are not built ({NATIVE_ERROR}); "
+        return PyGroupTable
+    if CGroupTable is None:
+        raise RuntimeError(f"the native group table is not built ({NATIVE_ERROR}); "
                            "reinstall with a C compiler: pip install -e .")
-    return CWindowGroups
+    return CGroupTable

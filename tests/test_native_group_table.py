@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from taxi_rsp.engine.compiled.aggregate import CompiledAggregate
-from taxi_rsp.engine.native import CWindowGroups, PyWindowGroups, native_available, window_groups_class
-from taxi_rsp.engine.native.window_groups import INT64_MAX, KINDS
+from taxi_rsp.engine.native import CGroupTable, PyGroupTable, native_available, group_table_class
+from taxi_rsp.engine.native.group_table import INT64_MAX, KINDS
 from taxi_rsp.rdf.dictionary import PAYLOAD_MAX, Dictionary
 from tests.test_compiled_differential import EVENT, _outputs, aggregate_queries
 
@@ -39,25 +39,32 @@ def with_results(table, scales):
 
 
 @st.composite
-def scripts(draw: st.DrawFn) -> tuple[int, tuple[str, ...], list[tuple]]:
-    """A table's shape and a sequence of inserts (time non-decreasing), expiries and flushes."""
+def scripts(draw: st.DrawFn) -> tuple[int, tuple[str, ...], tuple, bool, list[tuple]]:
+    """A table's shape and a sequence of operations: for a window's table inserts (time
+    non-decreasing) and expiries, for a table of deltas pushes of ±1 or ±2 rows whose
+    arguments may be errors (None); changes taken and flushes for both."""
     key_width = draw(st.integers(0, 2))
+    ordered = draw(st.booleans())
     kinds = tuple(draw(st.lists(st.sampled_from(KINDS), min_size=1, max_size=4)))
     scales = tuple(None if kind == "COUNT" else draw(st.sampled_from([None, 0, 2, 6, 9])) for kind in kinds)
     keys = st.tuples(*[st.one_of(st.none(), st.integers(0, 3), st.just(1 << 62)) for _ in range(key_width)])
     ops: list[tuple] = []
     now = 0
     for _ in range(draw(st.integers(1, 60))):
-        step = draw(st.sampled_from(["insert", "insert", "insert", "expire", "changes", "flush"]))
-        if step == "insert":
+        step = draw(st.sampled_from(["add", "add", "add", "expire", "changes", "flush"]))
+        if step == "add" and ordered:
             now += draw(st.integers(0, 3))
             ops.append(("insert", now + draw(st.integers(1, 10)), draw(keys),
                         tuple(draw(VALUES) for _ in kinds)))
-        elif step == "expire":
+        elif step == "add":
+            args = tuple(draw(VALUES) if kind == "COUNT" else draw(st.one_of(VALUES, VALUES, st.none()))
+                         for kind in kinds)
+            ops.append(("push", draw(keys), args, draw(st.sampled_from([1, 1, 1, -1, -1, 2, -2]))))
+        elif step == "expire" and ordered:
             ops.append(("expire", now + draw(st.integers(-2, 8))))
         else:
-            ops.append((step,))
-    return key_width, kinds, scales, ops
+            ops.append((step if step != "expire" else "changes",))
+    return key_width, kinds, scales, ordered, ops
 
 
 def observe(table, op: tuple) -> object:
@@ -65,6 +72,8 @@ def observe(table, op: tuple) -> object:
     try:
         if op[0] == "insert":
             table.insert(*op[1:])
+        elif op[0] == "push":
+            table.push(*op[1:])
         elif op[0] == "expire":
             table.expire(op[1])
         elif op[0] == "flush":
@@ -85,19 +94,24 @@ def observe(table, op: tuple) -> object:
 
 def state(table) -> tuple:
     return (len(table), table.next_expiry(), table.entries(), table.outputs(), table.pending(),
-            table.group_count(), table.has_changes(), table.ever)
+            table.group_count(), table.has_changes(), table.ever, table.held_values(),
+            {s[0]: s[1:] for s in table.states()})
 
 
 @settings(max_examples=300, deadline=None)
 @given(scripts())
-@example((1, ("MEDIAN", "MAX"), (2, None), [  # an even count's two middle values, as changes and as ids
+@example((1, ("MEDIAN", "MAX"), (2, None), True, [  # an even count's two middle values, as changes and as ids
     ("insert", 5, (1,), (3, 3)), ("insert", 6, (1,), (7, 7)), ("changes",),
     ("insert", 7, (1,), (9, 9)), ("insert", 7, (1,), (1, 1)), ("flush",), ("expire", 6), ("flush",)]))
+@example((1, ("MIN", "SUM", "MEDIAN"), (None, 2, None), False, [  # errors, retractions of any value
+    ("push", (1,), (5, 5, 5), 1), ("push", (1,), (2, None, 2), 1), ("push", (1,), (8, 8, 8), 2), ("flush",),
+    ("push", (1,), (2, None, 2), -1), ("push", (1,), (5, 5, 5), -1), ("flush",), ("push", (1,), (8, 8, 8), -2),
+    ("flush",)]))
 def test_the_native_table_answers_as_its_pure_twin_after_every_operation(script) -> None:
-    key_width, kinds, scales, ops = script
+    key_width, kinds, scales, ordered, ops = script
     implicit = key_width == 0
-    native, native_ids = with_results(CWindowGroups(key_width, kinds, implicit), scales)
-    pure, pure_ids = with_results(PyWindowGroups(key_width, kinds, implicit), scales)
+    native, native_ids = with_results(CGroupTable(key_width, kinds, implicit, ordered), scales)
+    pure, pure_ids = with_results(PyGroupTable(key_width, kinds, implicit, ordered), scales)
     for op in ops:
         assert observe(native, op) == observe(pure, op), op
         assert state(native) == state(pure), op
@@ -105,7 +119,7 @@ def test_the_native_table_answers_as_its_pure_twin_after_every_operation(script)
 
 
 def test_an_overflowing_sum_changes_nothing() -> None:
-    for cls in (CWindowGroups, PyWindowGroups):
+    for cls in (CGroupTable, PyGroupTable):
         table = cls(1, ("SUM", "MEDIAN"))
         table.insert(5, (1,), (INT64_MAX - 1, 3))
         before = (table.entries(), len(table))
@@ -117,7 +131,7 @@ def test_an_overflowing_sum_changes_nothing() -> None:
 
 
 def test_a_table_grows_past_its_first_capacities_and_reuses_emptied_groups() -> None:
-    native, pure = CWindowGroups(2, ("COUNT", "MIN", "MEDIAN")), PyWindowGroups(2, ("COUNT", "MIN", "MEDIAN"))
+    native, pure = CGroupTable(2, ("COUNT", "MIN", "MEDIAN")), PyGroupTable(2, ("COUNT", "MIN", "MEDIAN"))
     for table in (native, pure):
         for i in range(5000):
             table.insert(i, (i % 701, i % 3), (1, -i, i % 17))
@@ -133,12 +147,12 @@ def test_a_monotonic_queue_s_dead_prefix_is_cut(values) -> None:
     """The pure twin's MIN/MAX queues ``[head, values…]`` (the C ones are not visible):
     retractions advance the head, and a dead prefix longer than 16 and than the live
     part is cut."""
-    table = PyWindowGroups(1, ("MIN", "MAX"))
+    table = PyGroupTable(1, ("MIN", "MAX"))
     for i, v in enumerate(values):
         table.insert(i + 60, (0,), (v, v))
         table.expire(i)
-        for state in table._groups.values():
-            for queue in state[4:6]:
+        for group in table._groups.values():
+            for queue in group.values:
                 assert queue[0] - 1 <= max(16, len(queue) - queue[0])
 
 
@@ -150,19 +164,19 @@ def test_window_aggregates_on_either_state_answer_as_the_reference(query: str, e
     import taxi_rsp.engine.compiled.aggregate as aggregate
 
     reference = _outputs(query, events, compiled=False)
-    for table_class in (CWindowGroups, PyWindowGroups):
+    for table_class in (CGroupTable, PyGroupTable):
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(aggregate, "window_groups_class", lambda: table_class)
+            patch.setattr(aggregate, "group_table_class", lambda: table_class)
             assert _outputs(query, events, compiled=True) == reference, table_class
 
 
 def test_the_class_is_chosen_once_and_pure_python_is_asked_for_explicitly() -> None:
-    assert window_groups_class() is CWindowGroups
-    assert window_groups_class(native=False) is PyWindowGroups
+    assert group_table_class() is CGroupTable
+    assert group_table_class(native=False) is PyGroupTable
 
 
 # Deliberate mistakes in the C source, each of which the differential test above must
-# catch: (original, mutant) pairs of one line of _window_groups.pyx.
+# catch: (original, mutant) pairs of one line of _group_table.pyx.
 MUTATIONS = [
     ("item += [v.data[n // 2 - 1], v.data[n // 2]]", "item += [v.data[n // 2 - 1], v.data[n // 2 - 1]]"),
     ("row.append(self._mean_term(v.data[n // 2 - 1], v.data[n // 2], scale))",
@@ -180,15 +194,15 @@ def _build_mutant(tmp_path, original: str, mutant: str):
     import sys
     from pathlib import Path
 
-    source = Path(__file__).resolve().parents[1] / "taxi_rsp" / "engine" / "native" / "_window_groups.pyx"
+    source = Path(__file__).resolve().parents[1] / "taxi_rsp" / "engine" / "native" / "_group_table.pyx"
     text = source.read_text()
     assert text.count(original) == 1, original
-    (tmp_path / "_window_groups.pyx").write_text(text.replace(original, mutant))
+    (tmp_path / "_group_table.pyx").write_text(text.replace(original, mutant))
     subprocess.run([sys.executable, "-c", "from setuptools import setup; from Cython.Build import cythonize; "
-                    "setup(ext_modules=cythonize(['_window_groups.pyx'], quiet=True), "
+                    "setup(ext_modules=cythonize(['_group_table.pyx'], quiet=True), "
                     "script_args=['build_ext', '--inplace', '-q'])"], cwd=tmp_path, check=True, capture_output=True)
-    (built,) = tmp_path.glob("_window_groups*.so")
-    spec = importlib.util.spec_from_file_location("_window_groups", built)
+    (built,) = tmp_path.glob("_group_table*.so")
+    spec = importlib.util.spec_from_file_location("_group_table", built)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -201,6 +215,6 @@ def test_a_mutation_of_the_c_table_fails_the_differential_test(tmp_path, origina
     the pure twin on some generated script (about 20 s each: a C compile)."""
     module = _build_mutant(tmp_path, original, mutant)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setitem(globals(), "CWindowGroups", module.WindowGroups)
+        patch.setitem(globals(), "CGroupTable", module.GroupTable)
         with pytest.raises(AssertionError):
             test_the_native_table_answers_as_its_pure_twin_after_every_operation()

@@ -1,18 +1,19 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False, cdivision=True
-"""A window's entries and the groups they count, in C memory (issue 50, the native tier).
+"""The groups of a GROUP BY (and a window's entries) in C memory (issue 50, the native tier).
 
-The same class, API and answers as :class:`taxi_rsp.engine.native.window_groups.WindowGroups`,
-its pure-Python twin and oracle (``tests/test_native_window_groups.py`` runs both on
+The same class, API and answers as :class:`taxi_rsp.engine.native.group_table.GroupTable`,
+its pure-Python twin and oracle (``tests/test_native_group_table.py`` runs both on
 generated operation sequences); read that module's docstring for the semantics. Here:
 
-* the window is a **ring buffer of fixed-width records** ``[expiry, group slot, argument…]``
+* a window is a **ring buffer of fixed-width records** ``[expiry, group slot, argument…]``
   (int64), appended at the back and retracted from the front: no Python object per entry;
-* groups live in **slots** (parallel arrays: rows, int64 accumulators, value vectors),
+* groups live in **slots** (parallel arrays: rows, int64 accumulators, value vectors,
+  error counts, held flags),
   found by an **open-addressing hash table** keyed by the group key's 64-bit term ids
   (None, an unbound key part, is -1: ids are non-negative); an emptied slot is reused;
-* MIN/MAX are monotonic queues and MEDIAN a sorted vector per group (insert and remove
-  by binary search and ``memmove``: the values of one group in one window are few, and
-  the pure twin's ``insort`` costs the same order);
+* in a window MIN/MAX are monotonic queues; over deltas they and MEDIAN are a sorted
+  vector per group (insert and remove by binary search and ``memmove``: the values of
+  one group are few, and the pure twin's ``insort`` costs the same order);
 * Python objects only at the edge: a group's key tuple and last output row (kept to
   return them), the changes :meth:`take_changes` lists, the hand-over's :meth:`entries`.
 
@@ -45,7 +46,7 @@ cdef enum:
     GONE = -2  # hash index: a removed group (probes go on past it)
     COMPACT_AFTER = 16  # a monotonic queue's dead prefix longer than this (and its live part) is cut
 
-cdef int64_t UNBOUND = -1  # a key part that is None
+cdef int64_t UNBOUND = -1  # a key part that is None (ids are non-negative)
 
 # The inline id layout, read from the dictionary module (not written down twice).
 from taxi_rsp.rdf import dictionary as _dictionary
@@ -142,15 +143,17 @@ cdef inline int64_t as_int64(object value) except? -1:
     return value
 
 
-cdef class WindowGroups:
+cdef class GroupTable:
     """See the module docstring and the pure twin's; ``key_width`` parts per group key,
-    one ``kinds`` entry (COUNT, SUM, AVG, MIN, MAX, MEDIAN) per aggregate argument."""
+    one ``kinds`` entry (COUNT, SUM, AVG, MIN, MAX, MEDIAN) per aggregate argument;
+    ``ordered``: a window's table (insert/expire), else one of deltas (push)."""
 
     cdef readonly Py_ssize_t key_width, width
-    cdef readonly bint implicit
+    cdef readonly bint implicit, ordered
     cdef public bint ever
     cdef tuple _kind_names
     cdef int *_kinds
+    cdef char *_queue  # aggregate j is a monotonic queue (MIN/MAX of a window)
     cdef Py_ssize_t *_place  # aggregate j -> its accumulator or vector index
     cdef Py_ssize_t n_args, n_acc, n_vec
     # the ring: `width` int64 per entry (expiry, slot, arguments), capacity a power of 2
@@ -160,7 +163,9 @@ cdef class WindowGroups:
     cdef Py_ssize_t _slot_cap, _slots_used
     cdef int64_t *_rows
     cdef int64_t *_acc
-    cdef int64_t *_abs  # per total: the sum of its arguments' magnitudes (see insert)
+    cdef int64_t *_abs  # per total: the sum of its values' magnitudes (see _check)
+    cdef int64_t *_errors  # per group and aggregate: rows whose argument is an error
+    cdef char *_held  # per group and aggregate: it has held a value
     cdef Vec *_vecs
     cdef int64_t *_keys
     cdef char *_touched
@@ -175,29 +180,34 @@ cdef class WindowGroups:
     cdef Py_ssize_t _index_cap, _index_used, _index_gone
     cdef int64_t *_key_buf
     cdef int64_t *_arg_buf
+    cdef char *_arg_error
     # set_results: per aggregate its arguments' scale (-1: integers), the encoders
     cdef int *_scales
     cdef object _int_id, _dec_id, _mean_id, _avg_id
 
-    def __cinit__(self, Py_ssize_t key_width, kinds, bint implicit=False):
+    def __cinit__(self, Py_ssize_t key_width, kinds, bint implicit=False, bint ordered=True):
         cdef Py_ssize_t j
         self._kind_names = tuple(kinds)
         self.key_width = key_width
         self.implicit = implicit
+        self.ordered = ordered
         self.n_args = len(self._kind_names)
         self.width = 2 + self.n_args
         self._kinds = <int *> PyMem_Malloc((self.n_args + 1) * sizeof(int))
+        self._queue = <char *> PyMem_Malloc((self.n_args + 1) * sizeof(char))
         self._place = <Py_ssize_t *> PyMem_Malloc((self.n_args + 1) * sizeof(Py_ssize_t))
         self._key_buf = <int64_t *> PyMem_Malloc((key_width + 1) * sizeof(int64_t))
         self._arg_buf = <int64_t *> PyMem_Malloc((self.n_args + 1) * sizeof(int64_t))
+        self._arg_error = <char *> PyMem_Malloc((self.n_args + 1) * sizeof(char))
         self._scales = <int *> PyMem_Malloc((self.n_args + 1) * sizeof(int))
-        if not (self._kinds and self._place and self._key_buf and self._arg_buf and self._scales):
+        if not (self._kinds and self._queue and self._place and self._key_buf and self._arg_buf and self._arg_error and self._scales):
             raise MemoryError()
         for j, name in enumerate(self._kind_names):
             self._scales[j] = -1  # integers until set_results says otherwise
             if name not in _KIND_CODES:
                 raise ValueError(f"no native state for the aggregate {name!r}")
             self._kinds[j] = _KIND_CODES[name]
+            self._queue[j] = ordered and self._kinds[j] in (K_MIN, K_MAX)
             if self._kinds[j] <= K_AVG:
                 self._place[j] = self.n_acc
                 self.n_acc += 1
@@ -217,9 +227,13 @@ cdef class WindowGroups:
             for i in range(self._slot_cap * self.n_vec):
                 PyMem_Free(self._vecs[i].data)
         PyMem_Free(self._kinds)
+        PyMem_Free(self._queue)
+        PyMem_Free(self._errors)
+        PyMem_Free(self._held)
         PyMem_Free(self._place)
         PyMem_Free(self._key_buf)
         PyMem_Free(self._arg_buf)
+        PyMem_Free(self._arg_error)
         PyMem_Free(self._scales)
         PyMem_Free(self._ring)
         PyMem_Free(self._rows)
@@ -233,7 +247,7 @@ cdef class WindowGroups:
         PyMem_Free(self._index)
 
     def __reduce__(self):
-        raise TypeError("WindowGroups is not picklable")
+        raise TypeError("a GroupTable is not picklable")
 
     @property
     def kinds(self) -> tuple:
@@ -268,6 +282,14 @@ cdef class WindowGroups:
         if p == NULL:
             raise MemoryError()
         self._abs = <int64_t *> p
+        p = PyMem_Realloc(self._errors, (cap * self.n_args + 1) * sizeof(int64_t))
+        if p == NULL:
+            raise MemoryError()
+        self._errors = <int64_t *> p
+        p = PyMem_Realloc(self._held, (cap * self.n_args + 1) * sizeof(char))
+        if p == NULL:
+            raise MemoryError()
+        self._held = <char *> p
         p = PyMem_Realloc(self._vecs, (cap * self.n_vec + 1) * sizeof(Vec))
         if p == NULL:
             raise MemoryError()
@@ -361,6 +383,9 @@ cdef class WindowGroups:
         for j in range(self.n_vec):
             self._vecs[slot * self.n_vec + j].head = 0
             self._vecs[slot * self.n_vec + j].size = 0
+        for j in range(self.n_args):
+            self._errors[slot * self.n_args + j] = 0
+            self._held[slot * self.n_args + j] = 0
         self._py_keys[slot] = key
         self._outputs[slot] = None
         self._touched[slot] = 1
@@ -396,60 +421,111 @@ cdef class WindowGroups:
             self._dirty[self._n_dirty] = slot
             self._n_dirty += 1
 
-    # -- the window ----------------------------------------------------------------------
-    def insert(self, int64_t expiry, tuple key, tuple args) -> None:
-        """Add one entry (its group ``key``, one argument per aggregate) expiring at
-        ``expiry``; raises OverflowError, leaving everything as it was, for a value the
-        int64 state cannot hold. A total must fit after any retraction too (the sum of
-        the newest entries can leave int64 while every running total fits): so the sum of
-        its arguments' magnitudes must fit, which bounds every partial sum."""
+    # -- validation and update ----------------------------------------------------------
+    cdef Py_ssize_t _check(self, tuple key, tuple args, int64_t mult) except -2:
+        """Read ``key`` into ``_key_buf`` and ``args`` into ``_arg_buf`` (None, an error:
+        flagged in ``_arg_error``), check that every total stays within int64 — the sum of
+        its values' magnitudes must fit, which bounds every partial sum, whatever leaves
+        later — and return the group's slot or -1: nothing has changed if this raises."""
         cdef Py_ssize_t i, j, slot
-        cdef int64_t value, total, magnitude
-        cdef int64_t *record
-        cdef Vec *v
+        cdef int64_t value, magnitude, total, size_of_mult
         if len(args) != self.n_args or len(key) != self.key_width:
             raise ValueError("a key or argument count that does not match the table")
         for i in range(self.key_width):
             part = key[i]
             self._key_buf[i] = UNBOUND if part is None else as_int64(part)
         for j in range(self.n_args):
-            self._arg_buf[j] = as_int64(args[j])
+            if args[j] is None:
+                self._arg_error[j] = 1
+                self._arg_buf[j] = 0
+            else:
+                self._arg_error[j] = 0
+                self._arg_buf[j] = as_int64(args[j])
         slot = self._find(self._key_buf)
+        if mult == INT64_MIN:
+            raise OverflowError("a multiplicity beyond 64 bits")
+        size_of_mult = mult if mult >= 0 else -mult
         for j in range(self.n_args):
-            if self._kinds[j] <= K_AVG:
+            if self._kinds[j] <= K_AVG and not self._arg_error[j]:
                 value = self._arg_buf[j]
-                if value == INT64_MIN:
+                if value == INT64_MIN or __builtin_mul_overflow(value if value >= 0 else -value, size_of_mult, &magnitude):
                     raise OverflowError("a total beyond 64 bits")
-                magnitude = value if value >= 0 else -value
                 if slot >= 0 and __builtin_add_overflow(self._abs[slot * self.n_acc + self._place[j]], magnitude, &total):
                     raise OverflowError("a total beyond 64 bits")
+        return slot
+
+    cdef int _add(self, Py_ssize_t slot, int64_t mult) except -1:
+        """Add ``mult`` rows with the arguments in ``_arg_buf`` to group ``slot``."""
+        cdef Py_ssize_t j, k, at
+        cdef int64_t value, size_of_mult = mult if mult >= 0 else -mult
+        cdef Vec *v
+        self._rows[slot] += mult
+        if self.implicit:
+            self.ever = True
+        for j in range(self.n_args):
+            if self._arg_error[j]:
+                self._errors[slot * self.n_args + j] += mult
+                continue
+            self._held[slot * self.n_args + j] = 1
+            value = self._arg_buf[j]
+            if self._kinds[j] <= K_AVG:
+                at = slot * self.n_acc + self._place[j]
+                self._acc[at] += value * mult
+                self._abs[at] += (value if value >= 0 else -value) * size_of_mult
+                continue
+            v = &self._vecs[slot * self.n_vec + self._place[j]]
+            if self._queue[j]:
+                vec_reserve(v, v.size + 1)
+                queue_push(v, value, self._kinds[j] == K_MAX)
+            elif mult > 0:
+                vec_reserve(v, v.size + mult)
+                for k in range(mult):
+                    sorted_insert(v, value)
+            else:
+                for k in range(-mult):
+                    sorted_remove(v, value)
+        return 0
+
+    # -- a window: entries in, oldest out ------------------------------------------------
+    def insert(self, int64_t expiry, tuple key, tuple args) -> None:
+        """Add one entry (a window's table) expiring at ``expiry``; raises
+        OverflowError, leaving everything as it was, for a value the int64 state cannot
+        hold."""
+        cdef Py_ssize_t j, slot
+        cdef int64_t *record
+        if not self.ordered:
+            raise ValueError("insert is a window's; a table of deltas takes push")
+        slot = self._check(key, args, 1)
+        for j in range(self.n_args):
+            if self._arg_error[j]:
+                raise TypeError("a window's entry has no error arguments")
         if self._ring_size == self._ring_cap:
             self._grow_ring(self._ring_cap * 2)
         if slot < 0:
             slot = self._new_group(key)
         else:
             self._touch(slot)
-        for j in range(self.n_vec):
-            vec_reserve(&self._vecs[slot * self.n_vec + j], self._vecs[slot * self.n_vec + j].size + 1)
         record = self._ring + ((self._ring_head + self._ring_size) & (self._ring_cap - 1)) * self.width
         record[0] = expiry
         record[1] = slot
-        self._ring_size += 1
-        self._rows[slot] += 1
-        if self.implicit:
-            self.ever = True
         for j in range(self.n_args):
-            value = self._arg_buf[j]
-            record[2 + j] = value
-            if self._kinds[j] <= K_AVG:
-                self._acc[slot * self.n_acc + self._place[j]] += value
-                self._abs[slot * self.n_acc + self._place[j]] += value if value >= 0 else -value
-            else:
-                v = &self._vecs[slot * self.n_vec + self._place[j]]
-                if self._kinds[j] == K_MEDIAN:
-                    sorted_insert(v, value)
-                else:
-                    queue_push(v, value, self._kinds[j] == K_MAX)
+            record[2 + j] = self._arg_buf[j]
+        self._ring_size += 1
+        self._add(slot, 1)
+
+    # -- deltas --------------------------------------------------------------------------
+    def push(self, tuple key, tuple args, int64_t mult) -> None:
+        """Add (``mult`` > 0) or retract ``mult`` rows of group ``key`` with ``args``
+        (None: an error); OverflowError, nothing changed, for a value beyond int64."""
+        cdef Py_ssize_t slot
+        if self.ordered:
+            raise ValueError("push is for a table of deltas; a window's takes insert")
+        slot = self._check(key, args, mult)
+        if slot < 0:
+            slot = self._new_group(key)
+        else:
+            self._touch(slot)
+        self._add(slot, mult)
 
     def next_expiry(self):
         """The oldest entry's expiry, None when the window is empty."""
@@ -472,10 +548,10 @@ cdef class WindowGroups:
                 if self._kinds[j] <= K_AVG:
                     self._acc[slot * self.n_acc + self._place[j]] -= record[2 + j]
                     self._abs[slot * self.n_acc + self._place[j]] -= record[2 + j] if record[2 + j] >= 0 else -record[2 + j]
-                elif self._kinds[j] == K_MEDIAN:
-                    sorted_remove(&self._vecs[slot * self.n_vec + self._place[j]], record[2 + j])
-                else:
+                elif self._queue[j]:
                     queue_retract(&self._vecs[slot * self.n_vec + self._place[j]], record[2 + j])
+                else:
+                    sorted_remove(&self._vecs[slot * self.n_vec + self._place[j]], record[2 + j])
             self._touch(slot)
             self._ring_head = (self._ring_head + 1) & mask
             self._ring_size -= 1
@@ -507,8 +583,10 @@ cdef class WindowGroups:
                     continue
                 v = &self._vecs[slot * self.n_vec + self._place[j]]
                 n = v.size - v.head
-                if self._kinds[j] != K_MEDIAN:
+                if self._queue[j]:
                     item.append(v.data[v.head] if n else None)
+                elif self._kinds[j] != K_MEDIAN:
+                    item.append((v.data[0] if self._kinds[j] == K_MIN else v.data[n - 1]) if n else None)
                 elif n == 0:
                     item += [None, None]
                 elif n % 2:
@@ -567,12 +645,15 @@ cdef class WindowGroups:
         cdef Vec *v
         for j in range(self.n_args):
             kind, scale = self._kinds[j], self._scales[j]
+            if kind != K_COUNT and self._errors[slot * self.n_args + j]:
+                row.append(None)  # a row whose argument is an error: the aggregate is one
+                continue
             if kind <= K_AVG:
                 total = self._acc[slot * self.n_acc + self._place[j]]
                 if kind == K_AVG:
                     row.append(self._avg_id(total, rows, scale if scale > 0 else 0))
-                elif kind == K_SUM and rows == 0 and not (self.implicit and self.ever):
-                    row.append(self._int_term(total))  # an empty SUM is the integer 0
+                elif kind == K_SUM and not self._held[slot * self.n_args + j]:
+                    row.append(self._int_term(total))  # no value ever: the integer 0
                 else:
                     row.append(self._term(total, scale))
                 continue
@@ -580,8 +661,10 @@ cdef class WindowGroups:
             n = v.size - v.head
             if n == 0:
                 row.append(None)
-            elif kind != K_MEDIAN:
+            elif self._queue[j]:
                 row.append(self._term(v.data[v.head], scale))
+            elif kind != K_MEDIAN:
+                row.append(self._term(v.data[0] if kind == K_MIN else v.data[n - 1], scale))
             elif n % 2:
                 row.append(self._term(v.data[n // 2], scale))
             else:
@@ -643,6 +726,28 @@ cdef class WindowGroups:
         for i in range(self._ring_size):
             record = self._ring + ((self._ring_head + i) & (self._ring_cap - 1)) * self.width
             out.append((record[0], self._py_keys[record[1]], tuple([record[2 + j] for j in range(self.n_args)])))
+        return out
+
+    def states(self) -> list:
+        """``(key, rows, last output, values, errors, held)`` of every group held (see the
+        pure twin)."""
+        cdef list out = [], values
+        cdef Py_ssize_t i, j, k, slot
+        cdef Vec *v
+        for i in range(self._index_cap):
+            slot = self._index[i]
+            if slot < 0:
+                continue
+            values = []
+            for j in range(self.n_args):
+                if self._kinds[j] <= K_AVG:
+                    values.append(self._acc[slot * self.n_acc + self._place[j]])
+                else:
+                    v = &self._vecs[slot * self.n_vec + self._place[j]]
+                    values.append([v.data[k] for k in range(v.head, v.size)])
+            out.append((self._py_keys[slot], self._rows[slot], self._outputs[slot], values,
+                        [self._errors[slot * self.n_args + j] for j in range(self.n_args)],
+                        [bool(self._held[slot * self.n_args + j]) for j in range(self.n_args)]))
         return out
 
     def outputs(self) -> dict:
