@@ -239,13 +239,20 @@ class _InputWatch:
         return next_at
 
 
+_seen_peak_kib = [0]  # the largest peak read so far in this process
+
+
 def _peak_rss_mib() -> float:
     """Peak resident set size of this process so far: VmHWM (see
-    :func:`~taxi_rsp.procfs.peak_rss_kib`), ru_maxrss where /proc has none."""
+    :func:`~taxi_rsp.procfs.peak_rss_kib`), ru_maxrss where /proc has none. Never less
+    than an earlier reading: Linux folds the current RSS into its stored high-water mark
+    only at some events (an munmap, exit), and reports the larger of the two, so a peak
+    read at one line can be missing from a later ``VmHWM`` once memory was returned."""
     kib = peak_rss_kib()
     if kib is None:
         kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
-    return round(kib / 1024, 1)
+    _seen_peak_kib[0] = max(_seen_peak_kib[0], kib)
+    return round(_seen_peak_kib[0] / 1024, 1)
 
 
 def _warnings(session: Session, watch: _InputWatch) -> list[str]:

@@ -107,6 +107,8 @@ def state(table) -> tuple:
     ("push", (1,), (5, 5, 5), 1), ("push", (1,), (2, None, 2), 1), ("push", (1,), (8, 8, 8), 2), ("flush",),
     ("push", (1,), (2, None, 2), -1), ("push", (1,), (5, 5, 5), -1), ("flush",), ("push", (1,), (8, 8, 8), -2),
     ("flush",)]))
+@example((0, ("SUM",), (2,), True, [  # the one group emptied after decimals: its SUM is a decimal 0
+    ("insert", 5, (), (150,)), ("flush",), ("expire", 5), ("flush",)]))
 def test_the_native_table_answers_as_its_pure_twin_after_every_operation(script) -> None:
     key_width, kinds, scales, ordered, ops = script
     implicit = key_width == 0
@@ -184,6 +186,10 @@ MUTATIONS = [
     ("while v.size > v.head and v.data[v.size - 1] < value:", "while v.size > v.head and v.data[v.size - 1] <= value - 2:"),
     ("if record[0] > until:", "if record[0] >= until:"),
     ("if a is not b and a != b:", "if a is not b and a != b and j > width:"),
+    ("row.append(self._term(v.data[0] if kind == K_MIN else v.data[n - 1], scale))",
+     "row.append(self._term(v.data[0] if kind == K_MIN else v.data[0], scale))"),
+    ("self._errors[slot * self.n_args + j] += mult", "self._errors[slot * self.n_args + j] += 1"),
+    ("elif kind == K_SUM and not self._held[slot * self.n_args + j]:", "elif kind == K_SUM and rows == 0:"),
 ]
 
 

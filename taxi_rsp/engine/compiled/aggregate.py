@@ -48,7 +48,7 @@ from typing import Any
 
 import cython
 
-from taxi_rsp.engine.compiled.codegen import SMALL_INTS, ChunkCompiler, NoFast, Miss, type_codes
+from taxi_rsp.engine.compiled.codegen import ChunkCompiler, NoFast, Miss, type_codes
 from taxi_rsp.engine.expr import Compiled, ExprError
 from taxi_rsp.engine.cells import InCell
 from taxi_rsp.engine.compiled.generated import define
@@ -64,7 +64,6 @@ from taxi_rsp.lang import ast
 from taxi_rsp.lang.ast import WindowSpec
 from taxi_rsp.rdf.dictionary import (
     INLINE_FLAG,
-    PAYLOAD_BITS,
     PAYLOAD_MASK,
     PAYLOAD_MAX,
     PAYLOAD_MIN,
@@ -77,14 +76,6 @@ from taxi_rsp.rdf.dictionary import (
 FUSABLE = ("COUNT", "SUM", "AVG", "MIN", "MAX", "MEDIAN")
 _INT_HEAD = INLINE_FLAG | (T_INTEGER << TYPE_SHIFT)
 _DEC_HEAD = INLINE_FLAG | (T_DECIMAL << TYPE_SHIFT)
-# state[0] = rows, state[1] = last output row, state[2] = the group's key while touched
-# since the last flush (the state is then in the dirty list; None otherwise: a key may be
-# the empty tuple, so tests are `is None`), state[3] = the group's key, then one slot per
-# aggregate. A window entry holds the state, not the key: the key tuple an arrival builds
-# to find its group is freed with the event, not a window range later.
-DIRTY = 2
-_KEY = 3
-FIRST_STATE = 4
 
 
 class Deopt(Exception):
@@ -269,12 +260,6 @@ class CompiledAggregate(Operator):
             return code, kind
         raise NoFast(arg)
 
-    @staticmethod
-    def _id_of(value: str, kind: Any) -> str:
-        if kind == "I":
-            return int_id_source(value)
-        return dec_id_source(value, kind[1])
-
     # -- result ids (the same ids Dictionary.encode_value gives the reference's values) -
     def _int_id(self, value: int) -> int:
         if PAYLOAD_MIN <= value <= PAYLOAD_MAX:
@@ -286,15 +271,6 @@ class CompiledAggregate(Operator):
         if PAYLOAD_MIN <= value <= PAYLOAD_MAX:
             return _DEC_HEAD | (value & PAYLOAD_MASK)
         return self.dictionary.encode_value(Fraction(scaled, 10**scale))
-
-    def _median_id(self, values: list[int], scale: int, integers: bool) -> int | None:
-        n = len(values)
-        if n == 0:
-            return None  # the reference's MEDIAN of nothing is an error: unbound
-        if n % 2:
-            middle = values[n // 2]
-            return self._int_id(middle) if integers else self._dec_id(middle, scale)
-        return self._mean_id(values[n // 2 - 1], values[n // 2], scale)
 
     def _mean_id(self, low: int, high: int, scale: int) -> int:
         """The id of the mean of the two middle values ``low``, ``high`` (scaled by
@@ -404,94 +380,6 @@ def reference_value(form: int, kind: Any) -> Any:
     return form if kind == "I" else Fraction(form, 10 ** kind[1])
 
 
-# A MIN/MAX queue whose dead prefix is longer than this (and than its live part) is
-# compacted: a list's front cannot be popped in O(1), so pops only advance a head index.
-_COMPACT_AFTER = 16
-
-
-def monotonic_push_source(slot: str, value: str, beaten: str) -> list[str]:
-    """Source that adds ``value`` to the monotonic queue in ``slot``: a list whose item 0
-    is the index of its first live value; the live values follow in arrival order, the
-    first the extreme (``beaten`` is ``<`` for MAX: a value less than a newer one can never
-    be the maximum again, so it leaves from the back). A list, not a
-    ``collections.deque``: a deque is 760 bytes (a 64-slot block from ``malloc``) for
-    the one or two values a group's queue usually holds, and every group has one.
-
-    >>> q = [1]
-    >>> for v in (5, 3, 4):
-    ...     exec("\\n".join(monotonic_push_source("q", str(v), "<")))
-    >>> q  # MAX: 5 still leads; 3 was beaten by 4
-    [1, 5, 4]
-    """
-    return [f"q = {slot}", f"while len(q) > q[0] and q[-1] {beaten} {value}:", "    q.pop()", f"q.append({value})"]
-
-
-def monotonic_retract_source(slot: str, value: str) -> list[str]:
-    """Source that retracts ``value``, the group's oldest value, from the queue in
-    ``slot`` (see :func:`monotonic_push_source`): it heads the queue iff no later value
-    beat it (equal values are all kept, so duplicates pair up in order). The head index
-    advances; an emptied queue resets, a long dead prefix is cut (amortised O(1)).
-
-    >>> q = [1, 5, 4]
-    >>> exec("\\n".join(monotonic_retract_source("q", "5")))
-    >>> q[q[0]:]  # the live values
-    [4]
-    """
-    return [f"q = {slot}", "h = q[0]", f"if q[h] == {value}:", "    h += 1",
-            "    if h == len(q):", "        del q[1:]", "        h = 1",
-            f"    elif h > {_COMPACT_AFTER} and h + h > len(q):", "        del q[1:h]", "        h = 1",
-            "    q[0] = h"]
-
-
-def int_id_source(value: str) -> str:
-    """Source of the id of integer ``value`` (an expression without side effects): a
-    small one's from ``SMALL_INT_IDS`` (see codegen), else the inline id computed in
-    place, :meth:`CompiledAggregate._int_id` only for an integer beyond the inline range
-    (a call per result costs more than the bit test).
-
-    >>> from taxi_rsp.engine.compiled.codegen import SMALL_INT_IDS
-    >>> from taxi_rsp.rdf.dictionary import Dictionary
-    >>> [eval(int_id_source("v"), {"v": v, "_small_int_ids": SMALL_INT_IDS}) == Dictionary().encode_value(v)
-    ...  for v in (0, 5, SMALL_INTS, -3)]
-    [True, True, True, True]
-    """
-    return (f"(_small_int_ids[_v] if 0 <= (_v := {value}) < {SMALL_INTS}"
-            f" else {_INT_HEAD} + _v if 0 <= _v <= {PAYLOAD_MAX}"
-            f" else {_INT_HEAD + (1 << PAYLOAD_BITS)} + _v if {PAYLOAD_MIN} <= _v < 0 else _int_id(_v))")
-
-
-def dec_id_source(scaled: str, scale: int) -> str:
-    """Source of the id of the decimal ``scaled`` / 10**``scale`` (scale <= 9): inline in
-    place as :meth:`CompiledAggregate._dec_id` encodes it, the call only beyond the range.
-
-    >>> from taxi_rsp.rdf.dictionary import Dictionary
-    >>> eval(dec_id_source("v", 2), {"v": -1250}) == Dictionary().encode_value(Fraction(-1250, 100))
-    True
-    """
-    nano = scaled if scale == 9 else f"({scaled}) * {10 ** (9 - scale)}"
-    return _inline_id_source(nano, _DEC_HEAD, "_dec_id(_v, 9)")
-
-
-def median_id_source(values: str, scale: int, integers: bool) -> str:
-    """Source of :meth:`CompiledAggregate._median_id` of the sorted list ``values`` with
-    the common cases in place: the middle value of an odd count, the mean of the two
-    middle values when it has at most 9 decimals (always, for integers and cents); only
-    an even count whose mean needs a tenth decimal calls the method."""
-    middle = int_id_source("_m[_n // 2]") if integers else dec_id_source("_m[_n // 2]", scale)
-    mean = _inline_id_source("_t // 2", _DEC_HEAD, "_dec_id(_v, 9)")
-    total = "(_m[_n // 2 - 1] + _m[_n // 2])" + ("" if scale == 9 else f" * {10 ** (9 - scale)}")
-    return (f"(None if not (_n := len(_m := {values})) else {middle} if _n % 2"
-            f" else {mean} if not (_t := {total}) % 2"
-            f" else _median_id(_m, {scale}, {integers}))")
-
-
-def _inline_id_source(value: str, head: int, beyond: str) -> str:
-    """``head`` plus ``value`` as a two's-complement payload when it fits, else ``beyond``
-    (which reads ``_v``: the value)."""
-    return (f"({head} + _v if 0 <= (_v := {value}) <= {PAYLOAD_MAX}"
-            f" else {head + (1 << PAYLOAD_BITS)} + _v if {PAYLOAD_MIN} <= _v < 0 else {beyond})")
-
-
 def compiled_form(value: Any, kind: Any) -> int:
     """An aggregate argument's value as the compiled state holds it: the integer itself
     ("I"), or a decimal scaled to an integer (("D", scale)); anything else raises Deopt.
@@ -508,72 +396,3 @@ def compiled_form(value: Any, kind: Any) -> int:
         if not remainder:
             return scaled
     raise Deopt
-
-
-def group_state_source(initial: str, added: str) -> list[str]:
-    """Source lines that find (or create with ``[0, None, 1{initial}]``) the state ``st``
-    of group ``key``, note it in ``dirty`` (see :func:`_touch_source`; its last output
-    ``st[1]`` changes only in flush, so flush still reads the output of the last instant
-    there), and add ``added`` rows to its count: the start of every generated ``apply``.
-    One hash of the key: tuples do not keep their hash, so every dict operation on a key
-    hashes it anew."""
-    return ["st = groups.get(key)",
-            "if st is None:",
-            f"    st = groups[key] = [0, None, key, key{initial}]",
-            "    dirty.append(st)",
-            *_touch_source("elif"),
-            f"st[0] += {added}"]
-
-
-def _touch_source(keyword: str = "if", key: str = "key") -> list[str]:
-    """Source noting that group ``key`` (state ``st``) changed in this instant: a flag in
-    its state and, the first time, an entry in the ``dirty`` list — no hash of the key
-    (a ``dirty`` dict would hash it on every change)."""
-    return [f"{keyword} st[{DIRTY}] is None:", f"    st[{DIRTY}] = {key}", "    dirty.append(st)"]
-
-
-def flush_source(results: list[str], key_width: int) -> list[str]:
-    """Source of a generated ``flush()``: for each group touched since the last one, its
-    new row (the ``key_width`` parts of its key, then ``results``, the aggregate id
-    expressions over state ``st``: one tuple, not key + a tuple of results) or None
-    when it lost its last row, and the retraction/insertion pair when the row changed —
-    the reference GroupOp's rule, in the same order, to the operator's ``sinks`` (its
-    consumers' list, shared with its reference operator). An unchanged group keeps the
-    row it emitted as its last output, not the equal one just built: its retraction
-    will then name the very object its consumers hold (a join finds its merged row, a
-    top-k its entry, by identity). (``out.append`` and not a bound
-    ``append``: compiled, ``out`` is known to be a list and the call a C function; an
-    instant that touched no group builds nothing.)"""
-    return ["", "def flush():", "    if not dirty:", "        return", "    out = []",
-            "    for st in dirty:",
-            f"        key = st[{DIRTY}]",
-            f"        st[{DIRTY}] = None",
-            "        old = st[1]",
-            "        if st[0] == 0 and not implicit:",
-            "            new = None",
-            "            del groups[key]",
-            "        else:",
-            f"            new = ({''.join(r + ', ' for r in [f'key[{i}]' for i in range(key_width)] + results)})",
-            f"        if {_changed_test(key_width, len(results))}:",
-            "            st[1] = new",
-            "            if old is not None:",
-            "                out.append((old, -1))",
-            "            if new is not None:",
-            "                out.append((new, 1))",
-            "    dirty.clear()",
-            "    if out:",
-            "        for sink in sinks:",  # Operator.emit without its call and attribute look-up
-            "            sink(out)",
-            "        _retire(out)"]  # the old rows it may hold last: freed after the outputs
-
-
-def _changed_test(key_width: int, width: int) -> str:
-    """Source of ``old != new`` for a group's last and new rows, comparing only the
-    aggregate parts: the key parts of both are the group's key (equal values), so a
-    tuple comparison would spend a rich comparison on each of them first.
-
-    >>> _changed_test(2, 2)
-    'old is not new and (old is None or new is None or (old[2] is not new[2] and old[2] != new[2]) or (old[3] is not new[3] and old[3] != new[3]))'
-    """
-    parts = [f"(old[{i}] is not new[{i}] and old[{i}] != new[{i}])" for i in range(key_width, key_width + width)]
-    return f"old is not new and (old is None or new is None{''.join(' or ' + p for p in parts)})"
