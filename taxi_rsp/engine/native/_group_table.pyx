@@ -81,6 +81,15 @@ cdef int vec_reserve(Vec *v, Py_ssize_t need) except -1:
     return 0
 
 
+cdef void *grown(void *memory, size_t size) except NULL:
+    """``memory`` reallocated to ``size`` bytes (MemoryError when it cannot be; the old
+    block then stays valid, and its owner frees it)."""
+    cdef void *moved = PyMem_Realloc(memory, size)
+    if moved == NULL:
+        raise MemoryError()
+    return moved
+
+
 cdef inline void queue_push(Vec *v, int64_t value, bint is_max):
     """Monotonic queue: values a newer one beats can never be the extreme again."""
     if is_max:
@@ -268,49 +277,20 @@ cdef class GroupTable:
         return 0
 
     cdef int _grow_slots(self, Py_ssize_t cap) except -1:
+        """Room for ``cap`` groups in every per-group array (a realloc each; the new
+        value vectors start empty)."""
         cdef Py_ssize_t old = self._slot_cap
-        cdef void *p
-        p = PyMem_Realloc(self._rows, cap * sizeof(int64_t))
-        if p == NULL:
-            raise MemoryError()
-        self._rows = <int64_t *> p
-        p = PyMem_Realloc(self._acc, (cap * self.n_acc + 1) * sizeof(int64_t))
-        if p == NULL:
-            raise MemoryError()
-        self._acc = <int64_t *> p
-        p = PyMem_Realloc(self._abs, (cap * self.n_acc + 1) * sizeof(int64_t))
-        if p == NULL:
-            raise MemoryError()
-        self._abs = <int64_t *> p
-        p = PyMem_Realloc(self._errors, (cap * self.n_args + 1) * sizeof(int64_t))
-        if p == NULL:
-            raise MemoryError()
-        self._errors = <int64_t *> p
-        p = PyMem_Realloc(self._held, (cap * self.n_args + 1) * sizeof(char))
-        if p == NULL:
-            raise MemoryError()
-        self._held = <char *> p
-        p = PyMem_Realloc(self._vecs, (cap * self.n_vec + 1) * sizeof(Vec))
-        if p == NULL:
-            raise MemoryError()
-        self._vecs = <Vec *> p
+        self._rows = <int64_t *> grown(self._rows, cap * sizeof(int64_t))
+        self._acc = <int64_t *> grown(self._acc, (cap * self.n_acc + 1) * sizeof(int64_t))
+        self._abs = <int64_t *> grown(self._abs, (cap * self.n_acc + 1) * sizeof(int64_t))
+        self._errors = <int64_t *> grown(self._errors, (cap * self.n_args + 1) * sizeof(int64_t))
+        self._held = <char *> grown(self._held, (cap * self.n_args + 1) * sizeof(char))
+        self._vecs = <Vec *> grown(self._vecs, (cap * self.n_vec + 1) * sizeof(Vec))
         memset(self._vecs + old * self.n_vec, 0, (cap - old) * self.n_vec * sizeof(Vec))
-        p = PyMem_Realloc(self._keys, (cap * self.key_width + 1) * sizeof(int64_t))
-        if p == NULL:
-            raise MemoryError()
-        self._keys = <int64_t *> p
-        p = PyMem_Realloc(self._touched, cap * sizeof(char))
-        if p == NULL:
-            raise MemoryError()
-        self._touched = <char *> p
-        p = PyMem_Realloc(self._free, cap * sizeof(Py_ssize_t))
-        if p == NULL:
-            raise MemoryError()
-        self._free = <Py_ssize_t *> p
-        p = PyMem_Realloc(self._dirty, cap * sizeof(Py_ssize_t))
-        if p == NULL:
-            raise MemoryError()
-        self._dirty = <Py_ssize_t *> p
+        self._keys = <int64_t *> grown(self._keys, (cap * self.key_width + 1) * sizeof(int64_t))
+        self._touched = <char *> grown(self._touched, cap * sizeof(char))
+        self._free = <Py_ssize_t *> grown(self._free, cap * sizeof(Py_ssize_t))
+        self._dirty = <Py_ssize_t *> grown(self._dirty, cap * sizeof(Py_ssize_t))
         self._py_keys.extend([None] * (cap - old))
         self._outputs.extend([None] * (cap - old))
         self._slot_cap = cap
