@@ -11,7 +11,7 @@ from taxi_rsp.engine.compiled.aggregate import CompiledAggregate
 from taxi_rsp.engine.native import CGroupTable, PyGroupTable, native_available, group_table_class
 from taxi_rsp.engine.native.group_table import INT64_MAX, KINDS
 from taxi_rsp.rdf.dictionary import PAYLOAD_MAX, Dictionary
-from tests.test_compiled_differential import EVENT, _outputs, aggregate_queries
+from tests.test_compiled_differential import EVENT, EX, JOIN_QUERIES, PREFIX, _outputs, aggregate_queries
 
 pytestmark = pytest.mark.skipif(not native_available(), reason="the native extension is not built")
 
@@ -158,18 +158,37 @@ def test_a_monotonic_queue_s_dead_prefix_is_cut(values) -> None:
                 assert queue[0] - 1 <= max(16, len(queue) - queue[0])
 
 
+def _outputs_on(table_class, query: str, events) -> list:
+    """The specialised tier's outputs with both group operators on ``table_class``."""
+    import taxi_rsp.engine.compiled.aggregate as aggregate
+    import taxi_rsp.engine.compiled.group as group
+
+    with pytest.MonkeyPatch.context() as patch:
+        for module in (aggregate, group):
+            patch.setattr(module, "group_table_class", lambda: table_class)
+        return _outputs(query, events, compiled=True)
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(aggregate_queries(), st.lists(EVENT, min_size=1, max_size=30))
 def test_window_aggregates_on_either_state_answer_as_the_reference(query: str, events) -> None:
     """The engine's window aggregates with the C table and with its pure twin (an install
     without a C compiler) both equal the reference interpreter, output for output."""
-    import taxi_rsp.engine.compiled.aggregate as aggregate
-
     reference = _outputs(query, events, compiled=False)
     for table_class in (CGroupTable, PyGroupTable):
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(aggregate, "group_table_class", lambda: table_class)
-            assert _outputs(query, events, compiled=True) == reference, table_class
+        assert _outputs_on(table_class, query, events) == reference, table_class
+
+
+@pytest.mark.parametrize("template", [t for t in JOIN_QUERIES if "GROUP BY" in t])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(events=st.lists(EVENT, min_size=1, max_size=30))
+def test_groups_over_deltas_on_either_state_answer_as_the_reference(template: str, events) -> None:
+    """Groups above joins, NOT EXISTS, projections with multiplicities and OPTIONAL (unbound
+    arguments counted as errors): on either table, the reference interpreter's outputs."""
+    query = PREFIX + template.replace("%s", EX)
+    reference = _outputs(query, events, compiled=False)
+    for table_class in (CGroupTable, PyGroupTable):
+        assert _outputs_on(table_class, query, events) == reference, table_class
 
 
 def test_the_class_is_chosen_once_and_pure_python_is_asked_for_explicitly() -> None:
