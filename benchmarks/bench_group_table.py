@@ -13,24 +13,12 @@ import random
 
 import pytest
 
-from taxi_rsp.engine.compiled.aggregate import CompiledAggregate
 from taxi_rsp.engine.native import CGroupTable, PyGroupTable, native_available
+from taxi_rsp.engine.native.encoders import TermEncoders
 from taxi_rsp.rdf.dictionary import Dictionary
 
 N = 20_000
 MINUTE = 60_000
-
-
-class _Encoders:
-    """The operator's encoders of ids beyond the inline range (one dictionary)."""
-
-    _int_id = CompiledAggregate._int_id
-    _dec_id = CompiledAggregate._dec_id
-    _mean_id = CompiledAggregate._mean_id
-    _avg_id = CompiledAggregate._avg_id
-
-    def __init__(self) -> None:
-        self.dictionary = Dictionary()
 
 
 def _arrivals() -> list[tuple[int, tuple, tuple]]:
@@ -49,8 +37,7 @@ ARRIVALS = _arrivals()
 def window_aggregate(table_class: type) -> int:
     """Every arrival: expire what left the window, insert, flush; the rows emitted."""
     table = table_class(1, ("COUNT", "MAX", "MEDIAN"), False)
-    encoders = _Encoders()
-    table.set_results([None, None, 2], encoders._int_id, encoders._dec_id, encoders._mean_id, encoders._avg_id)
+    table.set_results([None, None, 2], TermEncoders(Dictionary()))
     emitted = [0]
 
     def sink(out: list) -> None:

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from taxi_rsp.engine.compiled.aggregate import CompiledAggregate
 from taxi_rsp.engine.native import CGroupTable, PyGroupTable, native_available, group_table_class
+from taxi_rsp.engine.native.encoders import TermEncoders
 from taxi_rsp.engine.native.group_table import INT64_MAX, KINDS
 from taxi_rsp.rdf.dictionary import PAYLOAD_MAX, Dictionary
 from tests.test_compiled_differential import EVENT, EX, JOIN_QUERIES, PREFIX, _outputs, aggregate_queries
@@ -20,22 +20,12 @@ VALUES = st.one_of(st.integers(-5, 5), st.integers(-(1 << 40), 1 << 40),
                                     -PAYLOAD_MAX - 2, PAYLOAD_MAX // 10**6 + 1]))
 
 
-class Encoder:
-    """The ids beyond the inline range, as the operator makes them (one dictionary)."""
-
-    def __init__(self) -> None:
-        self.dictionary = Dictionary()
-
-    _int_id = CompiledAggregate._int_id
-    _dec_id = CompiledAggregate._dec_id
-    _mean_id = CompiledAggregate._mean_id
-    _avg_id = CompiledAggregate._avg_id
-
-
 def with_results(table, scales):
-    encoder = Encoder()
-    table.set_results(scales, encoder._int_id, encoder._dec_id, encoder._mean_id, encoder._avg_id)
-    return table, encoder
+    """``table`` making ids through encoders of its own dictionary (both tables of a
+    comparison encode the same values in the same order: equal ids)."""
+    encoders = TermEncoders(Dictionary())
+    table.set_results(scales, encoders)
+    return table, encoders
 
 
 @st.composite

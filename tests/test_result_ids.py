@@ -10,26 +10,14 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from taxi_rsp.engine.compiled.aggregate import CompiledAggregate
 from taxi_rsp.engine.native import CGroupTable, PyGroupTable, native_available
+from taxi_rsp.engine.native.encoders import TermEncoders
 from taxi_rsp.rdf.dictionary import PAYLOAD_MAX, Dictionary
 
 # around the inline range's edges as well as ordinary amounts
 VALUES = st.one_of(st.integers(-10, 1100), st.integers(-10**6, 10**6), st.integers(-(PAYLOAD_MAX + 10), PAYLOAD_MAX + 10),
                    st.integers(-(1 << 60), 1 << 60))
 TABLES = [PyGroupTable, *([CGroupTable] if native_available() else [])]
-
-
-class _Ids:
-    """The encoders the operator gives its table, with their dictionary."""
-
-    _int_id = CompiledAggregate._int_id
-    _dec_id = CompiledAggregate._dec_id
-    _mean_id = CompiledAggregate._mean_id
-    _avg_id = CompiledAggregate._avg_id
-
-    def __init__(self) -> None:
-        self.dictionary = Dictionary()
 
 
 def _reference(values: list[int], scale: int, integers: bool) -> list:
@@ -51,9 +39,9 @@ def test_flushed_ids_are_the_reference_values_ids(table_class, values: list[int]
     assume(sum(abs(v) for v in values) < 1 << 63)
     scale = 0 if integers else scale
     table = table_class(0, ("MEDIAN", "MIN", "MAX", "SUM", "COUNT"), True)
-    ids = _Ids()
+    ids = TermEncoders(Dictionary())
     kind = None if integers else scale
-    table.set_results([kind, kind, kind, kind, None], ids._int_id, ids._dec_id, ids._mean_id, ids._avg_id)
+    table.set_results([kind, kind, kind, kind, None], ids)
     for expiry, value in enumerate(values):
         table.insert(expiry, (), (value, value, value, value, 1))
     emitted: list = []

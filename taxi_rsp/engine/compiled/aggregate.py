@@ -59,23 +59,13 @@ from taxi_rsp.engine.ops.match import BGPMatcher
 from taxi_rsp.engine.view import EventView
 from taxi_rsp.engine.ops.window import WindowScan
 from taxi_rsp.engine.native import group_table_class
+from taxi_rsp.engine.native.encoders import TermEncoders
 from taxi_rsp.engine.reclaim import retired
 from taxi_rsp.lang import ast
 from taxi_rsp.lang.ast import WindowSpec
-from taxi_rsp.rdf.dictionary import (
-    INLINE_FLAG,
-    PAYLOAD_MASK,
-    PAYLOAD_MAX,
-    PAYLOAD_MIN,
-    T_DECIMAL,
-    T_INTEGER,
-    TYPE_SHIFT,
-    Dictionary,
-)
+from taxi_rsp.rdf.dictionary import Dictionary
 
 FUSABLE = ("COUNT", "SUM", "AVG", "MIN", "MAX", "MEDIAN")
-_INT_HEAD = INLINE_FLAG | (T_INTEGER << TYPE_SHIFT)
-_DEC_HEAD = INLINE_FLAG | (T_DECIMAL << TYPE_SHIFT)
 
 
 class Deopt(Exception):
@@ -218,7 +208,7 @@ class CompiledAggregate(Operator):
         functions = define(self.source, "<taxi_rsp compiled aggregate>", namespace)
         self._insert = functions["insert"]
         self._table.set_results([None if kind in ("I", "C") else kind[1] for kind in kinds],
-                                self._int_id, self._dec_id, self._mean_id, self._avg_id)
+                                TermEncoders(self.dictionary))
         self._flush = self._flush_table
 
     def _flush_table(self) -> None:
@@ -259,32 +249,6 @@ class CompiledAggregate(Operator):
         if kind == "I" or (isinstance(kind, tuple) and kind[1] <= 9):
             return code, kind
         raise NoFast(arg)
-
-    # -- result ids (the same ids Dictionary.encode_value gives the reference's values) -
-    def _int_id(self, value: int) -> int:
-        if PAYLOAD_MIN <= value <= PAYLOAD_MAX:
-            return _INT_HEAD | (value & PAYLOAD_MASK)
-        return self.dictionary.encode_value(value)
-
-    def _dec_id(self, scaled: int, scale: int) -> int:
-        value = scaled * 10 ** (9 - scale)
-        if PAYLOAD_MIN <= value <= PAYLOAD_MAX:
-            return _DEC_HEAD | (value & PAYLOAD_MASK)
-        return self.dictionary.encode_value(Fraction(scaled, 10**scale))
-
-    def _mean_id(self, low: int, high: int, scale: int) -> int:
-        """The id of the mean of the two middle values ``low``, ``high`` (scaled by
-        10**``scale``), as the reference's MEDIAN of an even count gives it: a decimal."""
-        total = low + high
-        doubled = total * 10 ** (9 - scale)
-        if doubled % 2 == 0:
-            return self._dec_id(doubled // 2, 9)
-        return self.dictionary.encode_value(Fraction(total, 2 * 10**scale))
-
-    def _avg_id(self, total: int, n: int, scale: int) -> int:
-        if n == 0:
-            return self._int_id(0)
-        return self.dictionary.encode_value(Fraction(total, 10**scale * n))
 
     # -- the slow path and the hand-over to the reference ---------------------------------
     def _slow_insert(self, row: Row, expiry: int) -> None:

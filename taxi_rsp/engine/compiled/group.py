@@ -35,6 +35,7 @@ from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.group import ERROR as _ERROR  # an argument that is an error (slow path, unbound branches)
 from taxi_rsp.engine.ops.group import GroupOp
 from taxi_rsp.engine.native import group_table_class
+from taxi_rsp.engine.native.encoders import TermEncoders
 from taxi_rsp.engine.reclaim import retired
 from taxi_rsp.lang import ast
 from taxi_rsp.rdf.dictionary import Dictionary
@@ -55,11 +56,6 @@ class CompiledGroup(Operator):
     """Same results as :class:`GroupOp` (``push`` / ``flush``)."""
 
     compiled = True
-    # id computations shared with the fused window + group operator
-    _int_id = CompiledAggregate._int_id
-    _dec_id = CompiledAggregate._dec_id
-    _mean_id = CompiledAggregate._mean_id
-    _avg_id = CompiledAggregate._avg_id
     _fast_value = staticmethod(CompiledAggregate._fast_value)
 
     def __init__(self, input_schema: tuple[str, ...], keys: tuple[str, ...],
@@ -198,7 +194,7 @@ class CompiledGroup(Operator):
         functions = define(self.source, "<taxi_rsp compiled group>", namespace)
         self._push = functions["push"]
         self._table.set_results([None if kind in ("I", "C") else kind[1] for kind in kinds],
-                                self._int_id, self._dec_id, self._mean_id, self._avg_id)
+                                TermEncoders(self.dictionary))
         self._flush = self._flush_table
 
     _push = InCell(0)

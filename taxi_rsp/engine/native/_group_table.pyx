@@ -579,9 +579,9 @@ cdef class GroupTable:
         self._n_dirty = 0
         return changes
 
-    def set_results(self, scales, int_id, dec_id, mean_id, avg_id) -> None:
+    def set_results(self, scales, encoders) -> None:
         """See the pure twin: the arguments' scales (None: integers) and the encoders of
-        the ids that are not inline."""
+        the ids that are not made in place (a ``TermEncoders``)."""
         cdef Py_ssize_t j
         if len(scales) != self.n_args:
             raise ValueError("one scale per aggregate")
@@ -590,7 +590,8 @@ cdef class GroupTable:
             if scale is not None and not 0 <= scale <= 9:
                 raise ValueError(f"a scale of 0 to 9 decimals, not {scale}")
             self._scales[j] = -1 if scale is None else scale
-        self._int_id, self._dec_id, self._mean_id, self._avg_id = int_id, dec_id, mean_id, avg_id
+        self._int_id, self._dec_id = encoders.int_id, encoders.dec_id
+        self._mean_id, self._avg_id = encoders.mean_id, encoders.avg_id
 
     cdef object _int_term(self, int64_t value):
         if PAYLOAD_MIN <= value <= PAYLOAD_MAX:

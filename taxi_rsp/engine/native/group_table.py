@@ -27,7 +27,8 @@ table's C state; a value beyond it, or a total that could leave it, raises Overf
 before anything changes (a total must fit after any retraction too, so the sum of its
 values' magnitudes must fit: that bounds every partial sum), and the caller hands over
 to the reference interpreter, which is exact. The table knows no RDF terms: what it
-needs to make term ids comes from :meth:`GroupTable.set_results`.
+needs to make term ids comes from :meth:`GroupTable.set_results` (a
+:class:`~taxi_rsp.engine.native.encoders.TermEncoders`).
 
 The groups touched since the last :meth:`~GroupTable.flush` (or
 :meth:`~GroupTable.take_changes`) are visited in first-touch order; an emptied group is
@@ -54,6 +55,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from taxi_rsp.engine.native.encoders import TermEncoders
 from taxi_rsp.rdf.dictionary import INLINE_FLAG, PAYLOAD_MASK, PAYLOAD_MAX, PAYLOAD_MIN, T_DECIMAL, T_INTEGER, TYPE_SHIFT
 
 KINDS = ("COUNT", "SUM", "AVG", "MIN", "MAX", "MEDIAN")
@@ -114,20 +116,17 @@ class GroupTable:
         if implicit:
             self._new_group(())
 
-    def set_results(self, scales: Sequence[int | None], int_id: Callable[[int], Any],
-                    dec_id: Callable[[int, int], Any], mean_id: Callable[[int, int, int], Any],
-                    avg_id: Callable[[int, int, int], Any]) -> None:
+    def set_results(self, scales: Sequence[int | None], encoders: TermEncoders) -> None:
         """How :meth:`flush` makes term ids: per aggregate, its arguments' scale (None:
-        integers; COUNT's is None), and the ids beyond the inline range: ``int_id(value)``,
-        ``dec_id(scaled, scale)``, ``mean_id(low, high, scale)`` (an even count's MEDIAN),
-        ``avg_id(total, rows, scale)``."""
+        integers; COUNT's is None), and the ids it does not make in place (beyond the
+        inline range, a mean that needs a tenth decimal, AVG) from ``encoders``."""
         if len(scales) != len(self.kinds):
             raise ValueError("one scale per aggregate")
         for scale in scales:
             if scale is not None and not 0 <= scale <= 9:
                 raise ValueError(f"a scale of 0 to 9 decimals, not {scale}")
         self._scales = tuple(scales)
-        self._encoders = (int_id, dec_id, mean_id, avg_id)
+        self._encoders = (encoders.int_id, encoders.dec_id, encoders.mean_id, encoders.avg_id)
 
     def _new_group(self, key: tuple) -> Group:
         values = [[0, 0] if total else [1] if queue else []
