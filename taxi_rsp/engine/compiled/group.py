@@ -14,9 +14,9 @@ A delta the generated code cannot take goes to the reference closures (slow path
 An argument that is an error there (an unbound ``?tip`` from OPTIONAL, a type error)
 is counted per group and aggregate, as the reference accumulators count them: while a
 group holds such a row, that aggregate is unbound (COUNT skips it). When values do not
-fit the compiled kinds (or a total leaves int64), the operator hands its whole state over to a reference
-``GroupOp`` (the compiled totals, sorted lists and error counts become the reference's
-accumulators), which answers from then on.
+fit the compiled kinds (or a total leaves int64), the operator hands its whole state
+over to a reference ``GroupOp`` (the table's totals, sorted values and error counts
+become the reference's accumulators), which answers from then on.
 """
 
 from __future__ import annotations
@@ -70,8 +70,8 @@ class CompiledGroup(Operator):
         self._aggs = [(name, arg, closure) for _, name, _, arg, closure in aggregates]
         self._kinds: list[Any] = []
         self._unknown: set[int] = set()  # aggregates whose argument was never bound yet
-        # results test the error counts only once an error was seen (a flush per group
-        # and instant pays for the test otherwise); the counts are kept from the start
+        # the generated push has branches for rows with unbound arguments only once an
+        # error was seen (the table counts errors from the start)
         self._errors_seen = False
         self._sample: Row = ()
         self._reference = reference
@@ -206,9 +206,10 @@ class CompiledGroup(Operator):
         aggregates read bare is unbound (``MEDIAN(?tip)`` over an OPTIONAL with no match
         yet: an error, counted; ``COUNT(?tip)``: 0): one branch per such variable that is
         no group key, each setting ``unbound`` and the arguments (``_ERROR`` for those)
-        for ``apply_slow``; ``unbound = False`` and the usual code under the final else.
+        for ``_push_errors`` (the table push with errors as None); ``unbound = False`` and
+        the usual code under the final else.
         Without it every such row took the slow path. Generated once errors have been
-        seen (the results then read the error counts)."""
+        seen (until then such rows take the slow path, which is rare)."""
         schema = self._input_schema
         bare = {j: schema.index(arg.name) for j, (name, arg, _) in enumerate(self._aggs)
                 if name != "COUNT" and isinstance(arg, ast.Var) and arg.name in schema and j not in self._unknown}
