@@ -128,36 +128,30 @@ _SENS_OBS = "PREFIX sens-obs: <http://knoesis.wright.edu/ssw/>\n"
 _AIR = _OBSERVATION.format(prop="_AirTemperature")
 _HUMIDITY = _OBSERVATION.format(prop="_RelativeHumidity")
 
+def _query(name: str, select: str, range_s: int, slide_s: int, body: str, filters: str, note: str,
+           extra_prefix: str = "", oracle_window_s: tuple[int, int] | None = None) -> CsrQuery:
+    """Both texts of one query from its parts; the oracle's window is CQELS's unless given."""
+    oracle_range_s, oracle_slide_s = oracle_window_s or (range_s, slide_s)
+    return CsrQuery(name, _stream_query(select, f"RANGE {range_s}s SLIDE {slide_s}s", body, filters, extra_prefix),
+                    range_s * 1000, slide_s * 1000, _oracle_query(select, body, filters, extra_prefix),
+                    oracle_range_s * 1000, oracle_slide_s * 1000, note)
+
+
 # Transcribed from CqelsTestClass.java (TEST_QUERY_1 … 7) and srbench-queries.properties.
 # The only adaptation: line breaks and indentation (the Java source concatenates one line;
 # q1's unused `PREFIX xsd:` is dropped). Every token is CQELS's.
 QUERIES: tuple[CsrQuery, ...] = (
-    CsrQuery("q1", _stream_query("SELECT ?sensor ?obs", "RANGE 10s SLIDE 10s", _AIR, "FILTER(?value > 80)"),
-             10_000, 10_000, _oracle_query("SELECT ?sensor ?obs", _AIR, "FILTER(?value > 80)"), 10_000, 10_000,
-             "tumbling 10 s"),
-    CsrQuery("q2", _stream_query("SELECT ?sensor ?obs", "RANGE 1s SLIDE 1s", _AIR, "FILTER(?value > 80)"),
-             1_000, 1_000, _oracle_query("SELECT ?sensor ?obs", _AIR, "FILTER(?value > 80)"), 1_000, 1_000,
-             "tumbling 1 s"),
-    CsrQuery("q3", _stream_query("SELECT ?sensor ?obs ?value", "RANGE 4s SLIDE 4s", _HUMIDITY,
-                                 "FILTER(?value < 49)\n  FILTER(?value > 24)"),
-             4_000, 4_000, _oracle_query("SELECT ?sensor ?obs ?value", _HUMIDITY,
-                                         "FILTER(?value < 49)\n  FILTER(?value > 24)"), 4_000, 4_000,
-             "tumbling 4 s, two filters"),
-    CsrQuery("q4", _stream_query("SELECT (AVG(?value) AS ?avg)", "RANGE 4s SLIDE 4s", _AIR, "FILTER(?value > 80)"),
-             4_000, 4_000, _oracle_query("SELECT (AVG(?value) AS ?avg)", _AIR, "FILTER(?value > 80)"),
-             4_000, 4_000, "tumbling 4 s, an aggregate"),
-    CsrQuery("q5", _stream_query("SELECT ?sensor ?obs", "RANGE 5s SLIDE 1s", _AIR, "FILTER(?value > 80)"),
-             5_000, 1_000, _oracle_query("SELECT ?sensor ?obs", _AIR, "FILTER(?value > 80)"), 5_000, 1_000,
-             "sliding 5 s every 1 s"),
-    CsrQuery("q6", _stream_query("SELECT ?sensor ?ob1 ?value1 ?obs", "RANGE 5s SLIDE 5s", _Q6_BODY,
-                                 "FILTER(?value1 > ?value)\n  FILTER(?value > 75)"),
-             5_000, 5_000, _oracle_query("SELECT ?sensor ?ob1 ?value1 ?obs", _Q6_BODY,
-                                         "FILTER(?value1 > ?value)\n  FILTER(?value > 75)"), 50_000, 50_000,
-             "tumbling 5 s, a join across observations; the oracle's configuration says 50 s, CQELS ran 5 s"),
-    CsrQuery("q7", _stream_query("SELECT ?sensor ?ob1", "RANGE 5s SLIDE 5s", _Q7_BODY, "FILTER(?value1 > ?value)",
-                                 _SENS_OBS),
-             5_000, 5_000, _oracle_query("SELECT ?sensor ?ob1", _Q7_BODY, "FILTER(?value1 > ?value)", _SENS_OBS),
-             5_000, 5_000, "tumbling 5 s, a join with station C1190, two unprojected variables"),
+    _query("q1", "SELECT ?sensor ?obs", 10, 10, _AIR, "FILTER(?value > 80)", "tumbling 10 s"),
+    _query("q2", "SELECT ?sensor ?obs", 1, 1, _AIR, "FILTER(?value > 80)", "tumbling 1 s"),
+    _query("q3", "SELECT ?sensor ?obs ?value", 4, 4, _HUMIDITY, "FILTER(?value < 49)\n  FILTER(?value > 24)",
+           "tumbling 4 s, two filters"),
+    _query("q4", "SELECT (AVG(?value) AS ?avg)", 4, 4, _AIR, "FILTER(?value > 80)", "tumbling 4 s, an aggregate"),
+    _query("q5", "SELECT ?sensor ?obs", 5, 1, _AIR, "FILTER(?value > 80)", "sliding 5 s every 1 s"),
+    _query("q6", "SELECT ?sensor ?ob1 ?value1 ?obs", 5, 5, _Q6_BODY, "FILTER(?value1 > ?value)\n  FILTER(?value > 75)",
+           "tumbling 5 s, a join across observations; the oracle's configuration says 50 s, CQELS ran 5 s",
+           oracle_window_s=(50, 50)),
+    _query("q7", "SELECT ?sensor ?ob1", 5, 5, _Q7_BODY, "FILTER(?value1 > ?value)",
+           "tumbling 5 s, a join with station C1190, two unprojected variables", extra_prefix=_SENS_OBS),
 )
 
 # cqels.properties: CQELS is checked with window close off, content change on,

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 from collections import deque
 from fractions import Fraction
+from functools import partial
 from typing import Any
 
 import cython
@@ -103,7 +104,8 @@ class CompiledAggregate(Operator):
         self._table = table_class(len(keys), tuple(name for name, _, _ in self._aggs), self._implicit)
         self._entries: deque = deque()  # (expiry, key, values) once handed over to the reference
         # _insert, _expire, _flush, _next_expiry (see InCell)
-        self._cells: list[Any] = [self._first_insert, self._table.expire, self._flush_before_first_row,
+        self._cells: list[Any] = [self._first_insert, self._table.expire,
+                                  partial(report_before_first_row, self._table, self._reference),
                                   self._table.next_expiry]
         self._kinds: list[Any] = []
         self.mode = "specialised on the first row"  # then "compiled" or "reference"
@@ -149,15 +151,6 @@ class CompiledAggregate(Operator):
         state = "" if self.mode == "reference" else f", {self.state_kind} state"
         return (f"CompiledAggregate[{self.spec.kind}] window + {steps} steps + group by "
                 f"{', '.join('?' + k for k in self._keys) or '()'} ({self.mode}{state})")
-
-    def _flush_before_first_row(self) -> None:
-        """Only the implicit group (no GROUP BY) can be due before any row: the
-        reference, in the same empty state, reports it."""
-        if not self._table.has_changes():
-            return
-        self._reference.flush()
-        for change in self._table.take_changes():
-            self._table.set_output(change[0], self._reference.group(change[1]).output)
 
     # -- compilation -------------------------------------------------------------------
     def _first_insert(self, row: Row, expiry: int) -> None:
@@ -209,11 +202,7 @@ class CompiledAggregate(Operator):
         self._insert = functions["insert"]
         self._table.set_results([None if kind in ("I", "C") else kind[1] for kind in kinds],
                                 TermEncoders(self.dictionary))
-        self._flush = self._flush_table
-
-    def _flush_table(self) -> None:
-        """The table's changed groups, as rows of term ids, to this operator's consumers."""
-        self._table.flush(self._sinks, retired.append)
+        self._flush = partial(self._table.flush, self._sinks, retired.append)  # changed rows to the consumers
 
     _insert = InCell(0)
     _expire = InCell(1)
@@ -330,6 +319,17 @@ class CompiledAggregate(Operator):
         while entries and entries[0][0] <= until:
             _, key, values = entries.popleft()
             reference.push_values(key, values, -1)
+
+
+def report_before_first_row(table: Any, reference: GroupOp) -> None:
+    """A compiled group operator's flush before its first row: only the implicit group
+    (no GROUP BY) can be due, and ``reference``, in the same empty state, reports it; the
+    ``table`` records what it emitted."""
+    if not table.has_changes():
+        return
+    reference.flush()
+    for change in table.take_changes():
+        table.set_output(change[0], reference.group(change[1]).output)
 
 
 def reference_value(form: int, kind: Any) -> Any:

@@ -21,12 +21,14 @@ become the reference's accumulators), which answers from then on.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import cython
 
 from taxi_rsp.engine.compiled.codegen import ChunkCompiler, NoFast, Miss, type_codes
-from taxi_rsp.engine.compiled.aggregate import FUSABLE, CompiledAggregate, Deopt, compiled_form, reference_value
+from taxi_rsp.engine.compiled.aggregate import (FUSABLE, CompiledAggregate, Deopt, compiled_form, reference_value,
+                                                report_before_first_row)
 from taxi_rsp.engine.expr import Compiled, ExprError
 from taxi_rsp.engine.cells import InCell
 from taxi_rsp.engine.compiled.generated import define
@@ -83,7 +85,7 @@ class CompiledGroup(Operator):
         self.mode = "specialised on the first row"  # then "compiled" or "reference"
         self.source = ""
         # _push, _flush (see InCell): the generated push once compiled, the table's flush
-        self._cells: list[Any] = [self._first_push, self._flush_before_first_row]
+        self._cells: list[Any] = [self._first_push, partial(report_before_first_row, self._table, reference)]
         self._bind_calls()
 
     def describe(self) -> str:
@@ -115,19 +117,6 @@ class CompiledGroup(Operator):
         except NoFast:
             self._hand_over()
         self._push(deltas)
-
-    def _flush_before_first_row(self) -> None:
-        """Only the implicit group can be due before any row: the reference, in the same
-        empty state, reports it."""
-        if not self._table.has_changes():
-            return
-        self._reference.flush()
-        for change in self._table.take_changes():
-            self._table.set_output(change[0], self._reference.group(change[1]).output)
-
-    def _flush_table(self) -> None:
-        """The table's changed groups, as rows of term ids, to this operator's consumers."""
-        self._table.flush(self._sinks, retired.append)
 
     def _compile(self, sample: Row) -> None:
         self._sample = sample
@@ -195,7 +184,7 @@ class CompiledGroup(Operator):
         self._push = functions["push"]
         self._table.set_results([None if kind in ("I", "C") else kind[1] for kind in kinds],
                                 TermEncoders(self.dictionary))
-        self._flush = self._flush_table
+        self._flush = partial(self._table.flush, self._sinks, retired.append)  # changed rows to the consumers
 
     _push = InCell(0)
     _flush = InCell(1)
