@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from taxi_rsp import native
 from taxi_rsp.engine.config import EngineConfig
 from taxi_rsp.engine.native import CGroupTable, group_table_class
+from taxi_rsp.engine.native.program import programs_available
 from taxi_rsp.errors import UserError
 from taxi_rsp.feeder import Feeder, trip_stamps
 from taxi_rsp.listener import DebsTopKWriter
@@ -144,7 +145,8 @@ class TripSource:
         feeder, watch = self.feeder, self.watch
         assert feeder is not None and watch is not None
         return {"engine_modules": {**native.status(), "feeder_native_loop": feeder.native,
-                                   "native_group_table": group_table_class() is CGroupTable},
+                                   "native_group_table": group_table_class() is CGroupTable,
+                                   "native_programs": programs_available()},
                 "rss_mib_at_lines": watch.rss_at_lines, "peak_rss_mib": _peak_rss_mib(),
                 "feeder_left_out": list(feeder.left_out)}
 

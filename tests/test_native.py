@@ -234,6 +234,7 @@ def test_a_run_records_which_modules_and_feeder_loop_ran(tmp_path: Path) -> None
         modules = json.loads((out / "summary.json").read_text())["engine_modules"]
         assert modules["pure_python_requested"] is pure and modules["feeder_native_loop"] is (not pure)
         assert modules["native_group_table"] is (not pure)  # the group operators' state in C memory, or its twin
+        assert modules["native_programs"] is (not pure)  # fused steps interpreted in C, or generated Python
         assert (modules["compiled"] == 0) if pure else (modules["compiled"] > 20 and modules["python_source"] == [])
 
 

@@ -11,6 +11,7 @@ from taxi_rsp.engine.native import CGroupTable, PyGroupTable, native_available, 
 from taxi_rsp.engine.native.encoders import TermEncoders
 from taxi_rsp.engine.native.group_table import INT64_MAX, KINDS
 from taxi_rsp.rdf.dictionary import PAYLOAD_MAX, Dictionary
+from tests.native_mutants import build_mutant
 from tests.test_compiled_differential import EVENT, EX, JOIN_QUERIES, PREFIX, _outputs, aggregate_queries
 
 pytestmark = pytest.mark.skipif(not native_available(), reason="the native extension is not built")
@@ -202,33 +203,12 @@ MUTATIONS = [
 ]
 
 
-def _build_mutant(tmp_path, original: str, mutant: str):
-    """Compile a copy of the C table with one line changed; its module."""
-    import importlib.util
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    source = Path(__file__).resolve().parents[1] / "taxi_rsp" / "engine" / "native" / "_group_table.pyx"
-    text = source.read_text()
-    assert text.count(original) == 1, original
-    (tmp_path / "_group_table.pyx").write_text(text.replace(original, mutant))
-    subprocess.run([sys.executable, "-c", "from setuptools import setup; from Cython.Build import cythonize; "
-                    "setup(ext_modules=cythonize(['_group_table.pyx'], quiet=True), "
-                    "script_args=['build_ext', '--inplace', '-q'])"], cwd=tmp_path, check=True, capture_output=True)
-    (built,) = tmp_path.glob("_group_table*.so")
-    spec = importlib.util.spec_from_file_location("_group_table", built)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("original, mutant", MUTATIONS)
 def test_a_mutation_of_the_c_table_fails_the_differential_test(tmp_path, original: str, mutant: str) -> None:
     """The differential test is not vacuous: each mutant of the C source disagrees with
     the pure twin on some generated script (about 20 s each: a C compile)."""
-    module = _build_mutant(tmp_path, original, mutant)
+    module = build_mutant(tmp_path, "_group_table", original, mutant)
     with pytest.MonkeyPatch.context() as patch:
         patch.setitem(globals(), "CGroupTable", module.GroupTable)
         with pytest.raises(AssertionError):

@@ -22,7 +22,6 @@ from functools import partial
 from taxi_rsp.algebra import plan as P
 from taxi_rsp.algebra.analysis import expr_vars
 from taxi_rsp.engine.compiled.aggregate import CompiledAggregate
-from taxi_rsp.engine.compiled.codegen import compile_chunk
 from taxi_rsp.engine.compiled.correlated import compile_correlated
 from taxi_rsp.engine.compiled.group import CompiledGroup
 from taxi_rsp.engine.compiled.join import CompiledJoin
@@ -30,6 +29,7 @@ from taxi_rsp.engine.compiled.match import CompiledMatcher
 from taxi_rsp.engine.compiled.topk import CompiledTopK
 from taxi_rsp.engine.compiled.window import specialise_window
 from taxi_rsp.engine.expr import compile_expr
+from taxi_rsp.engine.native.program import compile_steps
 from taxi_rsp.engine.ops.base import Delta, Operator
 from taxi_rsp.engine.ops.distinct import DistinctOp
 from taxi_rsp.engine.ops.group import GroupOp
@@ -73,7 +73,7 @@ class _Instantiation:
         self.windows: list[Operator] = []
         self.operators: list[Operator] = []
         self.sources: list[Operator] = []
-        self.compile_steps = partial(compile_chunk, dictionary)  # the specialised tier's step compiler
+        self.compile_steps = partial(compile_steps, dictionary)  # the specialised tier's step compiler
         self._specialised_windows: set[int] = set()  # windows whose shared steps are compiled
 
     def plan(self, tree: X.PhysicalTree) -> PhysicalPlan:

@@ -61,6 +61,7 @@ from taxi_rsp.engine.view import EventView
 from taxi_rsp.engine.ops.window import WindowScan
 from taxi_rsp.engine.native import group_table_class
 from taxi_rsp.engine.native.encoders import TermEncoders
+from taxi_rsp.engine.native.program import ProgramCompiler, programs_available
 from taxi_rsp.engine.reclaim import retired
 from taxi_rsp.lang import ast
 from taxi_rsp.lang.ast import WindowSpec
@@ -109,7 +110,8 @@ class CompiledAggregate(Operator):
                                   self._table.next_expiry]
         self._kinds: list[Any] = []
         self.mode = "specialised on the first row"  # then "compiled" or "reference"
-        self.source = ""
+        self.source = ""  # the generated per-row code, when that is what runs
+        self.program: Any = None  # else the native program
         self._bind_calls()
 
     # -- window API ------------------------------------------------------------------
@@ -149,6 +151,8 @@ class CompiledAggregate(Operator):
     def describe(self) -> str:
         steps = len(self._descriptions)
         state = "" if self.mode == "reference" else f", {self.state_kind} state"
+        if self.program is not None and self.mode != "reference":
+            state = ", native program" + state
         return (f"CompiledAggregate[{self.spec.kind}] window + {steps} steps + group by "
                 f"{', '.join('?' + k for k in self._keys) or '()'} ({self.mode}{state})")
 
@@ -162,6 +166,54 @@ class CompiledAggregate(Operator):
         self._insert(row, expiry)
 
     def _compile(self, sample: Row) -> None:
+        if programs_available():
+            try:
+                self._compile_program(sample)
+                return
+            except NoFast:
+                pass  # some step or argument has no typed form: generated Python
+        self._compile_source(sample)
+
+    def _compile_program(self, sample: Row) -> None:
+        """The per-row work as a native program (:mod:`taxi_rsp.engine.native.program`)
+        that hands each row's key ids and argument values to the table."""
+        c = ProgramCompiler(self.dictionary, self.matcher.schema, type_codes(sample))
+        for step in self._descriptions:
+            c.add_step(step)
+        outputs = []
+        for name in self._keys:
+            kind, source = c.output(name)
+            if kind == "none":
+                raise NoFast(name)  # an unbound key: the reference decides
+            outputs.append((kind, source))
+        kinds: list[Any] = []
+        for name, arg, _ in self._aggs:
+            if name not in FUSABLE:
+                raise NoFast(name)
+            if name == "COUNT":
+                if arg is not None and not (isinstance(arg, ast.Var) and c.binds(arg.name)):
+                    raise NoFast(arg)  # COUNT(expression): the reference counts its non-errors
+                operand, kind = c.const(1, "I"), "C"
+            else:
+                operand = c.expr(arg)
+                kind = operand.kind
+                if not (kind == "I" or (isinstance(kind, tuple) and kind[1] <= 9)):
+                    raise NoFast(arg)
+            outputs.append(("value", operand.reg))
+            kinds.append(kind)
+        program = c.program(outputs, None)
+        program.bind_table(len(self._keys), self._table.insert, self._slow_insert, self._deopt_insert)
+        self.program = program
+        self._insert = program.feed
+        self._finish_compile(kinds)
+
+    def _finish_compile(self, kinds: list[Any]) -> None:
+        self._kinds = kinds
+        self._table.set_results([None if kind in ("I", "C") else kind[1] for kind in kinds],
+                                TermEncoders(self.dictionary))
+        self._flush = partial(self._table.flush, self._sinks, retired.append)  # changed rows to the consumers
+
+    def _compile_source(self, sample: Row) -> None:
         codes = type_codes(sample)
         c = ChunkCompiler(self.dictionary, self.matcher.schema, codes)
         for step in self._descriptions:
@@ -173,7 +225,6 @@ class CompiledAggregate(Operator):
             code, kind = self._argument(c, name, arg)
             arg_codes.append(code)
             kinds.append(kind)
-        self._kinds = kinds
         w = c.w
         args = [f"a{j}" for j in range(len(self._aggs))]
         key = "(" + ", ".join(key_ids) + ("," if len(key_ids) == 1 else "") + ")"
@@ -200,9 +251,7 @@ class CompiledAggregate(Operator):
                          _table_insert=self._table.insert)
         functions = define(self.source, "<taxi_rsp compiled aggregate>", namespace)
         self._insert = functions["insert"]
-        self._table.set_results([None if kind in ("I", "C") else kind[1] for kind in kinds],
-                                TermEncoders(self.dictionary))
-        self._flush = partial(self._table.flush, self._sinks, retired.append)  # changed rows to the consumers
+        self._finish_compile(kinds)
 
     _insert = InCell(0)
     _expire = InCell(1)

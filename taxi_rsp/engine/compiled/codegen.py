@@ -71,7 +71,12 @@ def _scale(kind: Kind) -> int:
     return 0 if kind == "I" else kind[1]
 
 
-def _fmt_decimal(scaled: int, scale: int) -> str:
+def format_scaled(scaled: int, scale: int) -> str:
+    """The lexical form of the decimal ``scaled / 10**scale``.
+
+    >>> format_scaled(-1250, 3)
+    '-1.25'
+    """
     return format_decimal(Fraction(scaled, 10**scale))
 
 
@@ -154,7 +159,7 @@ class ChunkCompiler:
             return self._constant(node.term.value())
         if isinstance(node, (IRI, BNode)) or not isinstance(node, ast.Call):
             raise NoFast(node)
-        if node.op != "BOUND" and _is_constant(node):
+        if node.op != "BOUND" and is_constant(node):
             try:  # fold exactly as the generic compiler does
                 return self._constant(compile_expr(node, {}, self.dictionary)(()))
             except Exception:  # noqa: BLE001 - a constant that errors stays generic
@@ -439,7 +444,7 @@ class ChunkCompiler:
 
         return dict(_F=exact_ratio, Miss=Miss, _strings=strings, _string_id=string_id, _remember=_remember,
                     _small_int_ids=SMALL_INT_IDS,
-                    _encode_fraction=encode_fraction, _fmt=_fmt_decimal, _format_decimal=format_decimal,
+                    _encode_fraction=encode_fraction, _fmt=format_scaled, _format_decimal=format_decimal,
                     _trunc=_trunc_div, math=math)
 
     def finish(self, generic: Callable[[tuple], tuple | None]) -> Callable[[tuple], tuple | None]:
@@ -533,10 +538,11 @@ class Miss(Exception):
     """A guard failed or a value left the inline range: take the generic path."""
 
 
-def _is_constant(expr: Any) -> bool:
+def is_constant(expr: Any) -> bool:
+    """Whether ``expr`` reads no variable (and no BOUND): its value is known when compiling."""
     if isinstance(expr, (ast.Const, IRI, BNode)):
         return True
-    return isinstance(expr, ast.Call) and expr.op != "BOUND" and all(_is_constant(a) for a in expr.args)
+    return isinstance(expr, ast.Call) and expr.op != "BOUND" and all(is_constant(a) for a in expr.args)
 
 
 def compile_chunk(
