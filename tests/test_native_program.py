@@ -259,3 +259,55 @@ def test_a_mutation_of_the_interpreter_fails_the_differential_test(tmp_path, ori
             except AssertionError:
                 failed.append(check.__name__)
         assert failed, "no differential test noticed the mutant"
+
+
+def test_the_debs_queries_group_operators_run_programs() -> None:
+    """On the sample, Q1's and Q2's window aggregates and Q2's group over the NOT EXISTS
+    take every row through a native program (no miss: the data is typed as the first
+    row), and the fused steps of Q2's plain windows are programs too."""
+    from pathlib import Path
+
+    from taxi_rsp.engine.compiled.aggregate import CompiledAggregate
+    from taxi_rsp.engine.compiled.group import CompiledGroup
+    from taxi_rsp.engine.engine import Engine
+    from taxi_rsp.feeder import Feeder
+    from taxi_rsp.planner import register
+    from taxi_rsp.runner import resolve_query
+
+    sample = Path(__file__).resolve().parents[1] / "taxi_rsp" / "samples" / "debs2015" / "sample20d_first10004.csv"
+    engine = Engine()
+    queries = [register(engine, resolve_query(name).text, name) for name in ("q1", "q2")]
+    for event in Feeder(sample, engine.dictionary):
+        engine.process(event)
+    groups = [op for query in queries for op in query.physical.operators if isinstance(op, (CompiledAggregate, CompiledGroup))]
+    assert len(groups) == 3
+    for op in groups:
+        assert op.mode == "compiled" and op.program is not None, op.describe()
+        assert op.program.runs > 1000 and op.program.misses == 0, op.describe()
+        assert "native program" in op.describe()
+    nodes = list(engine.pipelines._roots.values())
+    for node in nodes:
+        nodes.extend(node.children)
+    chunks = [node._chunk for node in nodes if node._chunk is not None]
+    assert chunks and all(type(chunk.__self__).__name__ == "Program" for chunk in chunks)
+
+
+def test_a_group_program_gives_way_to_the_generated_branches_for_unbound_arguments() -> None:
+    """A group over an OPTIONAL: rows whose aggregated variable is unbound miss (their
+    errors counted by the slow path); the first such row makes the operator compile
+    the generated Python with its branches for them. Either way the reference's rows."""
+    from taxi_rsp.engine.compiled.group import CompiledGroup
+    from taxi_rsp.planner import register
+    from tests.engine_helpers import EX, play
+    from tests.test_compiled_differential import PREFIX, _engine, _outputs
+
+    query = PREFIX + f"""SELECT ?k (COUNT(?w) AS ?n) (MAX(?w) AS ?top) (SUM(?v) AS ?s) WHERE {{
+        STREAM <{EX}stream> [RANGE 5m] {{ ?e ex:k ?k ; ex:v ?v }}
+        OPTIONAL {{ STREAM <{EX}stream> [RANGE 5m] {{ ?e ex:w ?w }} }} }} GROUP BY ?k"""
+    events = [(0, "a", 1, 5), (1, "a", 2, 3), (0, "b", 3, 7), (2, "a", 4, None), (6, "b", 5, None), (1, "a", 6, 2)]
+    engine = _engine(True)
+    registered = register(engine, query, "q")
+    compiled = play(engine, events)
+    assert compiled == _outputs(query, events, compiled=False)
+    (group,) = [op for op in registered.physical.operators if isinstance(op, CompiledGroup)]
+    assert group.mode == "compiled" and group.program is None and "unbound = True" in group.source

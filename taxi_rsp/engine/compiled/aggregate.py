@@ -15,6 +15,11 @@ fused):
   values stored in the entry — no expression is evaluated again (tree-based mappings of
   CQELS DEBS 2015 §3.1, here flattened to one fixed-width record per mapping).
 
+With the native interpreter built, the per-row part is not generated Python but a typed
+program (:mod:`taxi_rsp.engine.native.program`): the same steps, key ids and arguments as
+int64 instructions run in C, each row's key and arguments handed to the table in one call
+(``Program.feed``); what has no typed form keeps the generated code described here.
+
 The window's entries and the groups' state live in a
 :class:`~taxi_rsp.engine.native.GroupTable` (the native tier: a ring buffer of int64
 records and an open-addressing group table in C memory, or its pure-Python twin without

@@ -10,6 +10,10 @@ key and argument ids of each delta and hands them to the table in one call; the 
 ``flush`` emits each touched group's old and new row, exactly like the reference
 :class:`~taxi_rsp.engine.ops.group.GroupOp`.
 
+With the native interpreter built, the key and arguments of each delta come from a typed
+program (:mod:`taxi_rsp.engine.native.program`, ``Program.push_deltas``) instead, until a
+row with an unbound argument is seen: the generated code has branches for those.
+
 A delta the generated code cannot take goes to the reference closures (slow path).
 An argument that is an error there (an unbound ``?tip`` from OPTIONAL, a type error)
 is counted per group and aggregate, as the reference accumulators count them: while a
@@ -38,6 +42,7 @@ from taxi_rsp.engine.ops.group import ERROR as _ERROR  # an argument that is an 
 from taxi_rsp.engine.ops.group import GroupOp
 from taxi_rsp.engine.native import group_table_class
 from taxi_rsp.engine.native.encoders import TermEncoders
+from taxi_rsp.engine.native.program import ProgramCompiler, programs_available
 from taxi_rsp.engine.reclaim import retired
 from taxi_rsp.lang import ast
 from taxi_rsp.rdf.dictionary import Dictionary
@@ -83,13 +88,16 @@ class CompiledGroup(Operator):
         self.state_kind = "native" if table_class.__module__.endswith("._group_table") else "python"
         self._table = table_class(len(keys), tuple(name for name, _, _ in self._aggs), self._implicit, False)
         self.mode = "specialised on the first row"  # then "compiled" or "reference"
-        self.source = ""
+        self.source = ""  # the generated push, when that is what runs
+        self.program: Any = None  # else the native program
         # _push, _flush (see InCell): the generated push once compiled, the table's flush
         self._cells: list[Any] = [self._first_push, partial(report_before_first_row, self._table, reference)]
         self._bind_calls()
 
     def describe(self) -> str:
         state = "" if self.mode == "reference" else f", {self.state_kind} state"
+        if self.program is not None and self.mode != "reference":
+            state = ", native program" + state
         return f"CompiledGroup by {', '.join('?' + k for k in self._keys) or '()'} ({self.mode}{state})"
 
     def state_size(self) -> int:
@@ -120,6 +128,69 @@ class CompiledGroup(Operator):
 
     def _compile(self, sample: Row) -> None:
         self._sample = sample
+        self.program = None
+        if programs_available() and not self._errors_seen:
+            try:
+                self._compile_program(sample)
+                return
+            except NoFast:
+                pass  # an argument without a typed form, or unbound in the sample: generated Python
+        self._compile_source(sample)
+
+    def _compile_program(self, sample: Row) -> None:
+        """Each delta's key and arguments by a native program
+        (:mod:`taxi_rsp.engine.native.program`) handed to the table. Rows with an unbound
+        argument miss (the slow path counts their errors); once one is seen, the
+        generated Python with its branches for them takes over (see _slow)."""
+        schema = self._input_schema
+        c = ProgramCompiler(self.dictionary, schema, type_codes(sample))
+        outputs: list[tuple[str, int]] = [("input", i) for i in self._key_pos]
+        kinds: list[Any] = []
+        for name, arg, _ in self._aggs:
+            if name not in FUSABLE:
+                raise NoFast(name)
+            if name == "COUNT":
+                if arg is None:
+                    operand = c.const(1, "I")
+                elif isinstance(arg, ast.Var) and arg.name in schema:
+                    operand = c.expr(ast.Call("BOUND", (arg,)))  # COUNT(?v) counts the rows binding ?v
+                else:
+                    raise NoFast(arg)
+                kind: Any = "C"
+            else:
+                if isinstance(arg, ast.Var) and arg.name in schema and sample[schema.index(arg.name)] is None:
+                    raise NoFast(arg)  # its kind is not known yet
+                operand = c.expr(arg)
+                kind = operand.kind
+                if not (kind == "I" or (isinstance(kind, tuple) and kind[1] <= 9)):
+                    raise NoFast(arg)
+            outputs.append(("value", operand.reg))
+            kinds.append(kind)
+        program = c.program(outputs, None)
+        program.bind_table(len(self._key_pos), self._table.push, self._slow, self._overflow)
+        self._unknown = set()
+        self._kinds = kinds
+        self.program = program
+        push_deltas, to_reference = program.push_deltas, self._reference.push
+
+        def push(deltas: list[Delta]) -> None:
+            stop = push_deltas(deltas)
+            if stop >= 0:  # handed over: the rest is the reference's
+                to_reference(deltas[stop:])
+
+        self._push = push
+        self._finish_compile(kinds)
+
+    def _overflow(self, row: Row, mult: int) -> None:
+        """A total beyond int64 (the program's push): the reference takes over."""
+        self._hand_over()
+
+    def _finish_compile(self, kinds: list[Any]) -> None:
+        self._table.set_results([None if kind in ("I", "C") else kind[1] for kind in kinds],
+                                TermEncoders(self.dictionary))
+        self._flush = partial(self._table.flush, self._sinks, retired.append)  # changed rows to the consumers
+
+    def _compile_source(self, sample: Row) -> None:
         codes = type_codes(sample)
         c = ChunkCompiler(self.dictionary, self._input_schema, codes)
         arg_codes, kinds = [], []
@@ -182,9 +253,7 @@ class CompiledGroup(Operator):
                          _push_errors=self._push_values, _table_push=self._table.push)
         functions = define(self.source, "<taxi_rsp compiled group>", namespace)
         self._push = functions["push"]
-        self._table.set_results([None if kind in ("I", "C") else kind[1] for kind in kinds],
-                                TermEncoders(self.dictionary))
-        self._flush = partial(self._table.flush, self._sinks, retired.append)  # changed rows to the consumers
+        self._finish_compile(kinds)
 
     _push = InCell(0)
     _flush = InCell(1)

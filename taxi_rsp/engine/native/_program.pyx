@@ -438,16 +438,46 @@ cdef class Program:
         return self._fallback(row)
 
     def bind_table(self, Py_ssize_t key_width, insert, slow, overflow) -> None:
-        """The aggregate form: :meth:`feed` hands the first ``key_width`` outputs (the
-        group key's ids) and the rest (the arguments' values) to ``insert(expiry, key,
-        args)``; a miss goes to ``slow(row, expiry)``, an OverflowError of ``insert`` to
-        ``overflow(row, expiry)``."""
+        """The aggregate forms: :meth:`feed` (a window's rows) and :meth:`push_deltas`
+        hand the first ``key_width`` outputs (the group key's ids) and the rest (the
+        arguments' values) to ``insert``; a miss goes to ``slow``, an OverflowError of
+        ``insert`` to ``overflow``."""
         if not 0 <= key_width <= self.width:
             raise ValueError("a key wider than the outputs")
         self._n_key, self._insert, self._slow, self._overflow = key_width, insert, slow, overflow
 
+    def push_deltas(self, list deltas) -> int:
+        """The delta form (a group over any input): run on each ``(row, mult)`` and hand
+        its key and arguments to ``insert(key, args, mult)`` (see :meth:`bind_table`); a
+        miss goes to ``slow(row, mult)``, which returns True when the operator handed over
+        to the reference; an OverflowError of ``insert`` to ``overflow(row, mult)``, which
+        hands over. Returns where the reference takes over (the rest of ``deltas`` is
+        its to push), or -1."""
+        cdef Py_ssize_t n
+        cdef int done
+        cdef tuple delta
+        for n in range(len(deltas)):
+            delta = deltas[n]
+            row, mult = delta
+            done = self._exec(row)
+            self.runs += 1
+            if done == FILTERED:
+                continue
+            if done == MISSED:
+                self.misses += 1
+                if self._slow(row, mult):
+                    return n + 1
+                continue
+            try:
+                self._insert(self._outputs(row, 0, self._n_key), self._outputs(row, self._n_key, self.width), mult)
+            except OverflowError:  # a total beyond int64: the reference is exact
+                self._overflow(row, mult)
+                return n
+        return -1
+
     def feed(self, tuple row, int64_t expiry):
-        """Run on ``row`` and insert its key and arguments (see :meth:`bind_table`)."""
+        """Run on ``row`` and insert its key and arguments: ``insert(expiry, key, args)``,
+        ``slow(row, expiry)``, ``overflow(row, expiry)`` (see :meth:`bind_table`)."""
         cdef int done = self._exec(row)
         self.runs += 1
         if done == FILTERED:
