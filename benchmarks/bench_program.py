@@ -16,8 +16,7 @@ import pytest
 from taxi_rsp.algebra import plan as P
 from taxi_rsp.engine.compiled.codegen import compile_chunk
 from taxi_rsp.engine.native.program import compile_program, programs_available
-from taxi_rsp.engine.expr import compile_expr
-from taxi_rsp.engine.ops.stateless import extend_step, filter_step
+from taxi_rsp.engine.ops.stateless import reference_chain
 from taxi_rsp.lang import ast
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.namespaces import XSD, XSD_DECIMAL, XSD_INTEGER
@@ -47,26 +46,6 @@ STEPS: list[P.FusedStep] = [
 ]
 
 
-def _reference(d: Dictionary):
-    closures, schema = [], SCHEMA
-    for step in STEPS:
-        compiled = compile_expr(step.expr, {v: i for i, v in enumerate(schema)}, d)
-        if isinstance(step, P.Filter):
-            closures.append(filter_step(compiled))
-        else:
-            closures.append(extend_step(compiled, d))
-            schema = schema + (step.var,)
-
-    def run(row):
-        for closure in closures:
-            row = closure(row)
-            if row is None:
-                return None
-        return row
-
-    return run
-
-
 def _rows(d: Dictionary) -> list[tuple]:
     """Manhattan-like coordinates with six decimals, as the Feeder reads them."""
     rng = random.Random(5)
@@ -78,7 +57,7 @@ def _rows(d: Dictionary) -> list[tuple]:
 def _sides() -> dict:
     d = Dictionary()
     rows = _rows(d)
-    reference = _reference(d)
+    reference = reference_chain(STEPS, SCHEMA, d)
     sides = {"generated Python": compile_chunk(d, SCHEMA, STEPS, reference, rows[0])}
     if programs_available():
         sides["native program"] = compile_program(d, SCHEMA, STEPS, reference, rows[0])

@@ -15,8 +15,7 @@ from hypothesis import strategies as st
 
 from taxi_rsp.algebra import plan as P
 from taxi_rsp.engine.compiled.codegen import compile_chunk
-from taxi_rsp.engine.expr import compile_expr
-from taxi_rsp.engine.ops.stateless import extend_step, filter_step
+from taxi_rsp.engine.ops.stateless import reference_chain
 from taxi_rsp.lang import ast
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.namespaces import XSD, XSD_DECIMAL, XSD_INTEGER
@@ -67,23 +66,7 @@ def _ids(d: Dictionary, row: list) -> tuple:
 
 
 def _generic_chain(d: Dictionary, steps: list[P.FusedStep]):
-    closures, schema = [], SCHEMA
-    for step in steps:
-        compiled = compile_expr(step.expr, {v: i for i, v in enumerate(schema)}, d)
-        if isinstance(step, P.Filter):
-            closures.append(filter_step(compiled))
-        else:
-            closures.append(extend_step(compiled, d))
-            schema = schema + (step.var,)
-
-    def run(row):
-        for closure in closures:
-            row = closure(row)
-            if row is None:
-                return None
-        return row
-
-    return run
+    return reference_chain(steps, SCHEMA, d)
 
 
 @settings(max_examples=400, deadline=None)

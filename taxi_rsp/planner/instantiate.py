@@ -38,7 +38,7 @@ from taxi_rsp.engine.ops.match import BGPMatcher
 from taxi_rsp.engine.ops.minus import AntiJoinOp, LeftJoinOp, SemiJoinOp
 from taxi_rsp.engine.ops.mjoin import MultiJoinOp, StaticCache
 from taxi_rsp.engine.ops.source import StaticSource
-from taxi_rsp.engine.ops.stateless import MapOp, Step, UnionOp, extend_step, filter_step, project_step
+from taxi_rsp.engine.ops.stateless import MapOp, Step, UnionOp, filter_step, reference_step
 from taxi_rsp.engine.ops.tma import TmaTopKOp
 from taxi_rsp.engine.ops.topk import TopKOp
 from taxi_rsp.engine.ops.window import NamedGraph, WindowScan
@@ -162,12 +162,7 @@ class _Instantiation:
 
     def _step(self, step: P.FusedStep, schema: tuple[str, ...]) -> tuple[Step, tuple[str, ...]]:
         """The generic function of a fused step over rows of ``schema``, and its output schema."""
-        if isinstance(step, P.Filter):
-            return filter_step(self._expr(step.expr, schema)), schema
-        if isinstance(step, P.Extend):
-            return extend_step(self._expr(step.expr, schema), self.dictionary), schema + (step.var,)
-        positions = tuple(schema.index(v) if v in schema else None for v in step.vars)
-        return project_step(positions), step.vars
+        return reference_step(step, schema, self.dictionary)
 
     def _window(self, node: X.Window) -> WindowScan:
         matcher = (CompiledMatcher if node.specialised else BGPMatcher)(node.triples, self.dictionary)

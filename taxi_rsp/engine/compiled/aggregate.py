@@ -200,10 +200,8 @@ class CompiledAggregate(Operator):
                     raise NoFast(arg)  # COUNT(expression): the reference counts its non-errors
                 operand, kind = c.const(1, "I"), "C"
             else:
-                operand = c.expr(arg)
+                operand = c.table_value(arg)
                 kind = operand.kind
-                if not (kind == "I" or (isinstance(kind, tuple) and kind[1] <= 9)):
-                    raise NoFast(arg)
             outputs.append(("value", operand.reg))
             kinds.append(kind)
         program = c.program(outputs, None)

@@ -153,18 +153,8 @@ class ChunkCompiler:
         """Python source of ``node``'s value and its kind (raises NoFast)."""
         if isinstance(node, ast.Var):
             return self._var(node.name)
-        if isinstance(node, ast.Const):
-            if not isinstance(node.term, Literal):
-                raise NoFast(node)
-            return self._constant(node.term.value())
-        if isinstance(node, (IRI, BNode)) or not isinstance(node, ast.Call):
-            raise NoFast(node)
-        if node.op != "BOUND" and is_constant(node):
-            try:  # fold exactly as the generic compiler does
-                return self._constant(compile_expr(node, {}, self.dictionary)(()))
-            except Exception:  # noqa: BLE001 - a constant that errors stays generic
-                raise NoFast(node) from None
-        return self._call(node)
+        value = constant_value(node, self.dictionary)
+        return self._call(node) if value is NOT_CONSTANT else self._constant(value)
 
     def _constant(self, value: object) -> tuple[str, Kind]:
         if isinstance(value, bool):
@@ -536,6 +526,37 @@ def type_codes(sample: tuple) -> dict[int, int]:
 
 class Miss(Exception):
     """A guard failed or a value left the inline range: take the generic path."""
+
+
+NOT_CONSTANT = object()  # what constant_value returns for an expression that reads a variable
+
+
+def constant_value(node: Any, dictionary: Dictionary) -> object:
+    """The value of ``node`` when it reads no variable: a literal's, or a call of
+    constants folded exactly as the reference compiler does; :data:`NOT_CONSTANT` for a
+    variable or a call reading one. NoFast for a term that is no literal (an IRI, a blank
+    node) or a constant that raises (the reference decides those).
+
+    >>> d = Dictionary()
+    >>> constant_value(ast.Call("+", (ast.Const(Literal("1", XSD + "integer")),) * 2), d)
+    2
+    >>> constant_value(ast.Var("x"), d) is NOT_CONSTANT
+    True
+    """
+    if isinstance(node, ast.Var):
+        return NOT_CONSTANT
+    if isinstance(node, ast.Const):
+        if not isinstance(node.term, Literal):
+            raise NoFast(node)
+        return node.term.value()
+    if isinstance(node, (IRI, BNode)) or not isinstance(node, ast.Call):
+        raise NoFast(node)
+    if node.op == "BOUND" or not is_constant(node):
+        return NOT_CONSTANT
+    try:
+        return compile_expr(node, {}, dictionary)(())
+    except Exception:  # noqa: BLE001 - a constant that errors stays with the reference
+        raise NoFast(node) from None
 
 
 def is_constant(expr: Any) -> bool:

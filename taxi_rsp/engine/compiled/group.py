@@ -160,10 +160,8 @@ class CompiledGroup(Operator):
             else:
                 if isinstance(arg, ast.Var) and arg.name in schema and sample[schema.index(arg.name)] is None:
                     raise NoFast(arg)  # its kind is not known yet
-                operand = c.expr(arg)
+                operand = c.table_value(arg)
                 kind = operand.kind
-                if not (kind == "I" or (isinstance(kind, tuple) and kind[1] <= 9)):
-                    raise NoFast(arg)
             outputs.append(("value", operand.reg))
             kinds.append(kind)
         program = c.program(outputs, None)

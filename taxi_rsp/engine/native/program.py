@@ -29,19 +29,19 @@ from typing import Any, NamedTuple
 
 from taxi_rsp.algebra import plan as P
 from taxi_rsp.engine.compiled.codegen import (
+    NOT_CONSTANT,
     SMALL_INT_IDS,
     NoFast,
-    format_scaled,
-    is_constant,
     compile_chunk,
+    constant_value,
+    format_scaled,
     type_codes,
 )
-from taxi_rsp.engine.expr import compile_expr
 from taxi_rsp.lang import ast
 from taxi_rsp.native import pure_python_requested
 from taxi_rsp.rdf.dictionary import T_BOOLEAN, T_DECIMAL, T_INTEGER, Dictionary
 from taxi_rsp.rdf.namespaces import INTEGER_TYPES, XSD
-from taxi_rsp.rdf.terms import IRI, BNode, Literal
+from taxi_rsp.rdf.terms import Literal
 
 try:  # built by the install when it has a C compiler
     from taxi_rsp.engine.native._program import OPCODES, Program
@@ -138,18 +138,8 @@ class ProgramCompiler:
         """The operand holding ``node``'s value (raises NoFast)."""
         if isinstance(node, ast.Var):
             return self._var(node.name)
-        if isinstance(node, ast.Const):
-            if not isinstance(node.term, Literal):
-                raise NoFast(node)
-            return self._constant(node.term.value())
-        if isinstance(node, (IRI, BNode)) or not isinstance(node, ast.Call):
-            raise NoFast(node)
-        if node.op != "BOUND" and is_constant(node):
-            try:  # fold exactly as the reference compiler does
-                return self._constant(compile_expr(node, {}, self.dictionary)(()))
-            except Exception:  # noqa: BLE001 - a constant that errors stays with the reference
-                raise NoFast(node) from None
-        return self._call(node)
+        value = constant_value(node, self.dictionary)
+        return self._call(node) if value is NOT_CONSTANT else self._constant(value)
 
     def _constant(self, value: object) -> Operand:
         if isinstance(value, bool):
@@ -345,6 +335,14 @@ class ProgramCompiler:
             positions = [self.names.index(v) if v in self.names else None for v in step.vars]
             self.slots = [self.slots[i] if i is not None else (self.none, None) for i in positions]
             self.names = list(step.vars)
+
+    def table_value(self, arg: Any) -> Operand:
+        """An aggregate's argument as a group table holds it: an integer, or a decimal of
+        at most nine places (NoFast otherwise)."""
+        operand = self.expr(arg)
+        if operand.kind == "I" or (isinstance(operand.kind, tuple) and operand.kind[1] <= 9):
+            return operand
+        raise NoFast(arg)
 
     def binds(self, name: str) -> bool:
         """Whether every row the program passes binds ``name`` (an input column or a
