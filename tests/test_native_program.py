@@ -285,11 +285,8 @@ def test_the_debs_queries_group_operators_run_programs() -> None:
         assert op.mode == "compiled" and op.program is not None, op.describe()
         assert op.program.runs > 1000 and op.program.misses == 0, op.describe()
         assert "native program" in op.describe()
-    nodes = list(engine.pipelines._roots.values())
-    for node in nodes:
-        nodes.extend(node.children)
-    chunks = [node._chunk for node in nodes if node._chunk is not None]
-    assert chunks and all(type(chunk.__self__).__name__ == "Program" for chunk in chunks)
+    windows = [op.describe() for query in queries for op in query.physical.operators if "pipeline" in op.describe()]
+    assert len(windows) == 2 and all("steps (native program)" in line for line in windows), windows
 
 
 def test_a_group_program_gives_way_to_the_generated_branches_for_unbound_arguments() -> None:

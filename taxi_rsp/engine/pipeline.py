@@ -144,17 +144,30 @@ class PipelineNode:
 
     def describe(self) -> str:
         """The chain from the match to this node, each part with the number of windows
-        it feeds, e.g. ``5 steps, shared by 2 > 2 steps, shared by 1``."""
+        it feeds, e.g. ``5 steps (native program), shared by 2 > 2 steps, shared by 1``
+        (how the steps run is known once the first row has compiled them)."""
         path, node = [], self
         while node is not None:
             if node.steps or node is self:
-                path.append(f"{len(node.steps)} steps, shared by {node._windows()}")
+                form = chain_form(node._chunk) if node.steps and node._chunk is not None else ""
+                path.append(f"{len(node.steps)} steps{f' ({form})' if form else ''}, shared by {node._windows()}")
             node = node.parent
         return " > ".join(reversed(path))
 
     def _windows(self) -> int:
         """The windows whose chains pass through this node."""
         return self.users + sum(child._windows() for child in self.children)
+
+
+def chain_form(chain: Step) -> str:
+    """How a compiled chain of steps runs, as the tier that made it names it (its
+    ``form``, or its object's: "native program", "generated Python"), else "reference
+    steps".
+
+    >>> chain_form(lambda row: row)
+    'reference steps'
+    """
+    return getattr(getattr(chain, "__self__", None), "form", None) or getattr(chain, "form", "reference steps")
 
 
 class PipelineRegistry:

@@ -459,6 +459,7 @@ class ChunkCompiler:
         source = "\n".join(src)
         chunk = define(source, "<taxi_rsp pipeline>", namespace)["chunk"]
         chunk.source = source  # type: ignore[attr-defined]
+        chunk.form = "generated Python"  # type: ignore[attr-defined]
         return chunk
 
 

@@ -207,6 +207,11 @@ cdef class Program:
     def __reduce__(self):
         raise TypeError("a Program is not picklable")
 
+    @property
+    def form(self) -> str:
+        """How a chain compiled into a program runs (what ``describe()`` prints)."""
+        return "native program"
+
     cdef int _check_code(self) except -1:
         """Every register and memo an instruction names exists (the loop trusts them)."""
         cdef Py_ssize_t at, op, i
