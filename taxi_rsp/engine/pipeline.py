@@ -9,9 +9,9 @@ that extends another one continues from that node. Each node remembers its rows 
 the current event, so two STREAM blocks with the same pattern (Q2's empty-taxi block
 and its NOT EXISTS block; the same query registered twice) match and compute once.
 
-Given a step compiler (the specialised tier's), a node's steps become one generated
-function on first use, specialised on the type codes of the first row it sees; without
-one they run as the generic steps.
+Given a step compiler (the specialised tier's), a node's steps become one compiled
+function on first use — a native program, else generated Python — specialised on the
+type codes of the first row it sees; without one they run as the generic steps.
 """
 
 from __future__ import annotations
