@@ -308,3 +308,25 @@ def test_a_group_program_gives_way_to_the_generated_branches_for_unbound_argumen
     assert compiled == _outputs(query, events, compiled=False)
     (group,) = [op for op in registered.physical.operators if isinstance(op, CompiledGroup)]
     assert group.mode == "compiled" and group.program is None and "unbound = True" in group.source
+
+
+@pytest.mark.parametrize("block", [
+    "STREAM <{ex}stream> [RANGE 1h] {{ ?e ex:k ?k ; ex:v ?v }}",  # a window aggregate (Program.feed)
+    "STREAM <{ex}stream> [RANGE 1h] {{ ?e ex:k ?k ; ex:v ?v }} "
+    "OPTIONAL {{ STREAM <{ex}stream> [RANGE 1h] {{ ?e ex:w ?w }} }}",  # a group of deltas (push_deltas)
+])
+def test_a_total_beyond_int64_hands_a_program_fed_table_over_to_the_reference(block: str) -> None:
+    """Sums of the largest inline integers leave int64 after 64 rows: the table raises
+    before changing anything, the operator hands its state to the reference, and the
+    outputs stay the reference's from the first row to the last."""
+    from taxi_rsp.planner import register
+    from tests.engine_helpers import EX, play
+    from tests.test_compiled_differential import PREFIX, _engine, _outputs
+
+    query = PREFIX + f"SELECT ?k (SUM(?v) AS ?s) (COUNT(*) AS ?n) WHERE {{ {block.format(ex=EX)} }} GROUP BY ?k"
+    events = [(0.1, "a", PAYLOAD_MAX, 1) for _ in range(70)]
+    engine = _engine(True)
+    registered = register(engine, query, "q")
+    assert play(engine, events) == _outputs(query, events, compiled=False)
+    (group,) = [op for op in registered.physical.operators if hasattr(op, "program")]
+    assert group.mode == "reference"
