@@ -221,6 +221,13 @@ def test_an_id_at_the_inline_edge_encodes_and_one_past_it_misses() -> None:
     assert run.__self__.misses == 1
 
 
+def test_a_row_shorter_than_the_schema_misses_instead_of_being_read_past_its_end() -> None:
+    d = Dictionary()
+    run = compile_program(d, SCHEMA, _cell_chain("b", "d", "cell"), lambda row: "fallback", _sample(d))
+    assert run(_ids(d, [1, Fraction(-74), True])) == "fallback"
+    assert run.__self__.misses == 1
+
+
 def test_a_program_checks_its_instructions() -> None:
     with pytest.raises(ValueError, match="reads no register"):
         programs.Program([programs.OPCODES["ADD"], 0, 0, 5, 0], 2, [], [], [], (), None)

@@ -143,6 +143,7 @@ cdef class Program:
     cdef int *_out_kind
     cdef Py_ssize_t *_out_src
     cdef readonly Py_ssize_t width  # output positions
+    cdef Py_ssize_t _row_width  # the shortest row it reads: one past the highest input position
     cdef Memo *_memos
     cdef Py_ssize_t _n_memos
     cdef list _memo_calls
@@ -183,6 +184,10 @@ cdef class Program:
             self._out_src[i] = source
             if kind in ("id", "value") and not 0 <= source < registers:
                 raise ValueError(f"output register {source} out of range")
+            if kind == "input":
+                if source < 0:
+                    raise ValueError(f"output of input position {source}")
+                self._row_width = max(self._row_width, source + 1)
         self._memo_calls = []
         for i, (width, call) in enumerate(memos):
             self._memos[i].width = width
@@ -223,6 +228,10 @@ cdef class Program:
                 raise ValueError(f"unknown opcode {op}")
             if op != OP_FILTER and not 0 <= self._code[at + 1] < self._n_regs:
                 raise ValueError(f"instruction {at // 5} writes no register")
+            if op <= OP_BOUND:
+                if self._code[at + 2] < 0:
+                    raise ValueError(f"instruction {at // 5} reads input position {self._code[at + 2]}")
+                self._row_width = max(self._row_width, self._code[at + 2] + 1)
             if op == OP_MEMO:
                 if not (0 <= self._code[at + 3] < self._n_memos and 0 <= self._code[at + 2]
                         and self._code[at + 2] + self._code[at + 4] <= self._n_regs):
@@ -238,16 +247,15 @@ cdef class Program:
         """Run the instructions on ``row``: RAN, FILTERED or MISSED."""
         cdef int64_t *code = self._code
         cdef int64_t *r = self._regs
-        cdef Py_ssize_t at, width = PyTuple_GET_SIZE(row)
+        cdef Py_ssize_t at
         cdef int64_t op, a, b, value
         cdef object item
+        if PyTuple_GET_SIZE(row) < self._row_width:
+            return MISSED  # not a row of the schema it was compiled for
         for at in range(0, self._n_code, 5):
             op = code[at]
             if op <= OP_BOUND:
-                a = code[at + 2]
-                if a >= width:
-                    return MISSED
-                item = <object> PyTuple_GET_ITEM(row, a)
+                item = <object> PyTuple_GET_ITEM(row, code[at + 2])
                 if op == OP_BOUND:
                     r[code[at + 1]] = item is not None
                     continue
