@@ -182,7 +182,7 @@ class SourceFinder(importlib.abc.MetaPathFinder):
         if len(self.uncompiled) == 1:
             warnings.warn(
                 "the engine runs as pure Python: the install compiled none of its modules (no C compiler?); "
-                "the answers are the same, about 3x slower. With a C compiler, pip install -e . builds them",
+                "the answers are the same, about 8x slower. With a C compiler, pip install -e . builds them",
                 NativeBuildWarning, stacklevel=2)
 
     def _warn_stale(self, module: str, fallback: str = "running its Python source") -> None:
