@@ -126,7 +126,6 @@ def test_the_q1_cell_chain_runs_in_c_without_a_miss() -> None:
     d = Dictionary()
     steps = _cell_chain("b", "d", "cell")
     generic = _generic_chain(d, steps)
-    made = []
     run = compile_program(d, SCHEMA, steps, generic, _sample(d))
     assert run is not None
     program = run.__self__
@@ -137,7 +136,6 @@ def test_the_q1_cell_chain_runs_in_c_without_a_miss() -> None:
     for row in data + data:
         out = run(row)
         assert out == generic(row)
-        made.append(out)
     assert program.misses == 0 and program.runs == 2 * len(data)
     assert d.value(run(_ids(d, [1, Fraction(-73956528, 10**6), True, Fraction(40751266, 10**6)]))[-1]) == "161.162"
 

@@ -38,7 +38,7 @@ from taxi_rsp.engine.ops.match import BGPMatcher
 from taxi_rsp.engine.ops.minus import AntiJoinOp, LeftJoinOp, SemiJoinOp
 from taxi_rsp.engine.ops.mjoin import MultiJoinOp, StaticCache
 from taxi_rsp.engine.ops.source import StaticSource
-from taxi_rsp.engine.ops.stateless import MapOp, Step, UnionOp, filter_step, reference_step
+from taxi_rsp.engine.ops.stateless import MapOp, UnionOp, filter_step, reference_step
 from taxi_rsp.engine.ops.tma import TmaTopKOp
 from taxi_rsp.engine.ops.topk import TopKOp
 from taxi_rsp.engine.ops.window import NamedGraph, WindowScan
@@ -160,16 +160,12 @@ class _Instantiation:
     def _expr(self, expr, schema: tuple[str, ...]):
         return compile_expr(expr, {v: i for i, v in enumerate(schema)}, self.dictionary)
 
-    def _step(self, step: P.FusedStep, schema: tuple[str, ...]) -> tuple[Step, tuple[str, ...]]:
-        """The generic function of a fused step over rows of ``schema``, and its output schema."""
-        return reference_step(step, schema, self.dictionary)
-
     def _window(self, node: X.Window) -> WindowScan:
         matcher = (CompiledMatcher if node.specialised else BGPMatcher)(node.triples, self.dictionary)
         window = WindowScan(self.dictionary.encode(IRI(node.stream)), node.spec, matcher,
                             window_kind(node.spec, node.slide_report), self._named_graph(node, matcher.schema))
         for step in node.steps:
-            function, schema = self._step(step, window.schema)
+            function, schema = reference_step(step, window.schema, self.dictionary)
             window.fuse(function, schema, step)
         if node.specialised:
             specialise_window(window)  # its per-event calls as closures (before sharing: see there)
@@ -190,7 +186,7 @@ class _Instantiation:
         compile_steps = self.compile_steps if node.specialised else None
         op = None
         for step in node.steps:
-            function, out = self._step(step, schema if op is None else op.schema)
+            function, out = reference_step(step, schema if op is None else op.schema, self.dictionary)
             if op is None:
                 op = MapOp(out, function, X.step_label(step), step, schema, compile_steps)
             else:

@@ -22,7 +22,7 @@ string and its id once.
 """
 
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
-from cpython.ref cimport Py_INCREF, PyObject
+from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
 from libc.stdint cimport INT64_MIN, int64_t, uint64_t
 from libc.string cimport memset

@@ -52,10 +52,10 @@ def extend_step(expr: Compiled, dictionary: Dictionary) -> Step:
 def reference_step(step: FusedStep, schema: tuple[str, ...], dictionary: Dictionary) -> tuple[Step, tuple[str, ...]]:
     """The reference function of a fused step (the plan node it implements) over rows of
     ``schema``, and its output schema."""
-    if isinstance(step, P.Filter):
-        return filter_step(compile_expr(step.expr, {v: i for i, v in enumerate(schema)}, dictionary)), schema
-    if isinstance(step, P.Extend):
+    if isinstance(step, (P.Filter, P.Extend)):
         expr = compile_expr(step.expr, {v: i for i, v in enumerate(schema)}, dictionary)
+        if isinstance(step, P.Filter):
+            return filter_step(expr), schema
         return extend_step(expr, dictionary), schema + (step.var,)
     positions = tuple(schema.index(v) if v in schema else None for v in step.vars)
     return project_step(positions), step.vars
