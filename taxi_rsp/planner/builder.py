@@ -85,6 +85,31 @@ def absorb_extends(topk: X.TopK) -> X.TopK:
     return replace(topk, child=child.child, extends=child)
 
 
+RANKED = ("COUNT", "SUM", "MIN", "MAX")  # aggregates a ranked table orders by (int64 values)
+
+
+def ranked_aggregate(topk: X.TopK) -> X.RankedAggregate | None:
+    """The ordered root ``topk`` as a window aggregate that ranks its own groups, when
+    the top-k reads the groups straight (no BIND between) and orders them by COUNT, SUM,
+    MIN or MAX variables only; else None.
+
+    >>> window = X.Window(("k",), "http://s", None, (), ("k",), (), True)
+    >>> groups = X.WindowAggregate(("k", "n"), window, ("k",), (("n", ast.Aggregate("COUNT", None)),))
+    >>> ranked_aggregate(X.TopK(groups.schema, groups, ((ast.Var("n"), True),), 10, 0, False, True)).limit
+    10
+    >>> ranked_aggregate(X.TopK(groups.schema, groups, ((ast.Var("k"), True),), 10, 0, False, True)) is None
+    True
+    """
+    groups = topk.child
+    if (not topk.specialised or topk.extends is not None or topk.limit is None
+            or not isinstance(groups, X.WindowAggregate) or not groups.keys):
+        return None
+    names = {var: agg.name for var, agg in groups.aggregates}
+    if not all(isinstance(expr, ast.Var) and names.get(expr.name) in RANKED for expr, _ in topk.order):
+        return None  # a key's order is its terms' (not their ids'), AVG and MEDIAN are not int64
+    return X.RankedAggregate(groups.schema, groups, topk.order, topk.limit, topk.offset)
+
+
 class PlanBuilder:
     """Plans logical plans for one engine's static data and configuration."""
 
@@ -111,7 +136,8 @@ class PlanBuilder:
             tma = self._tma(node)
             if tma is not None:
                 return tma
-        return self._topk(node, emits_deltas=False)
+        topk = self._topk(node, emits_deltas=False)
+        return ranked_aggregate(topk) or topk
 
     # -- one method per plan node ----------------------------------------------------
     def build(self, node: P.PlanNode) -> X.Node:

@@ -26,6 +26,7 @@ from taxi_rsp.engine.compiled.correlated import compile_correlated
 from taxi_rsp.engine.compiled.group import CompiledGroup
 from taxi_rsp.engine.compiled.join import CompiledJoin
 from taxi_rsp.engine.compiled.match import CompiledMatcher
+from taxi_rsp.engine.compiled.ranked import RankedAggregate
 from taxi_rsp.engine.compiled.topk import CompiledTopK
 from taxi_rsp.engine.compiled.window import specialise_window
 from taxi_rsp.engine.expr import compile_expr
@@ -128,13 +129,15 @@ class _Instantiation:
                 return self._group(node, child)
             case X.WindowAggregate():
                 window = self._window(node.window)
-                specs = [(var, agg.name, agg.distinct, agg.arg,
-                          None if agg.arg is None else self._expr(agg.arg, window.schema))
-                         for var, agg in node.aggregates]
-                fused = CompiledAggregate(window, node.keys, specs, self.dictionary)
-                self.windows[self.windows.index(window)] = fused
-                self.operators[self.operators.index(window)] = fused
-                return fused
+                return self._in_place_of(window, CompiledAggregate(window, node.keys, self._aggregate_specs(
+                    node, window), self.dictionary))
+            case X.RankedAggregate():
+                window = self._window(node.aggregate.window)
+                order = [(self._expr(expr, node.schema), desc) for expr, desc in node.order]
+                reference = TopKOp(node.schema, order, node.limit, node.offset, False)
+                return self._in_place_of(window, RankedAggregate(
+                    window, node.aggregate.keys, self._aggregate_specs(node.aggregate, window), self.dictionary,
+                    [(expr.name, desc) for expr, desc in node.order], node.limit, node.offset, reference))
             case X.Distinct():
                 child = self.make(node.child)
                 distinct = self._add(DistinctOp(child.schema))
@@ -152,6 +155,17 @@ class _Instantiation:
         raise TypeError(f"cannot instantiate {type(node).__name__}")
 
     # -- helpers -----------------------------------------------------------------------
+    def _aggregate_specs(self, node: X.WindowAggregate, window: WindowScan) -> list[tuple]:
+        """A window aggregate's (variable, name, distinct, argument, its closure) list."""
+        return [(var, agg.name, agg.distinct, agg.arg, None if agg.arg is None else self._expr(agg.arg, window.schema))
+                for var, agg in node.aggregates]
+
+    def _in_place_of(self, window: WindowScan, fused: Operator) -> Operator:
+        """``fused``, which matches and derives on its own, as the plan's window."""
+        self.windows[self.windows.index(window)] = fused
+        self.operators[self.operators.index(window)] = fused
+        return fused
+
     def _add(self, op: Operator) -> Operator:
         """Record an operator of the plan (flushed and sized with it, in this order)."""
         self.operators.append(op)

@@ -158,7 +158,7 @@ class CompiledAggregate(Operator):
         state = "" if self.mode == "reference" else f", {self.state_kind} state"
         if self.program is not None and self.mode != "reference":
             state = ", native program" + state
-        return (f"CompiledAggregate[{self.spec.kind}] window + {steps} steps + group by "
+        return (f"{type(self).__name__}[{self.spec.kind}] window + {steps} steps + group by "
                 f"{', '.join('?' + k for k in self._keys) or '()'} ({self.mode}{state})")
 
     # -- compilation -------------------------------------------------------------------
@@ -214,7 +214,11 @@ class CompiledAggregate(Operator):
         self._kinds = kinds
         self._table.set_results([None if kind in ("I", "C") else kind[1] for kind in kinds],
                                 TermEncoders(self.dictionary))
-        self._flush = partial(self._table.flush, self._sinks, retired.append)  # changed rows to the consumers
+        self._flush = self._table_flush()
+
+    def _table_flush(self) -> Any:
+        """The flush once compiled: the changed groups' rows to the consumers."""
+        return partial(self._table.flush, self._sinks, retired.append)
 
     def _compile_source(self, sample: Row) -> None:
         codes = type_codes(sample)
@@ -337,6 +341,17 @@ class CompiledAggregate(Operator):
             values = [reference_value(form, kind) for form, kind in zip(forms, self._kinds)]
             reference.push_values(key, values, 1)
             entries.append((expiry, key, values))
+        self._carry_outputs(reference, table)
+        self.mode = "reference"
+        self._insert = self._reference_insert
+        self._expire = self._reference_expire
+        self._flush = reference.flush
+        self._next_expiry = self._reference_next_expiry
+        self._table = type(table)(0, (), True)  # the window's state is the reference's now
+
+    def _carry_outputs(self, reference: GroupOp, table: Any) -> None:
+        """Give the reference, replayed, the rows the consumers hold and the groups whose
+        changes are due at the next flush."""
         outputs = table.outputs()
         for key, state in reference.groups().items():
             state.output = outputs.get(key)
@@ -350,12 +365,6 @@ class CompiledAggregate(Operator):
             reference.group(key).output = old  # an emptied group: flush retracts it
             pending[key] = old
         reference.expect_flush(pending)
-        self.mode = "reference"
-        self._insert = self._reference_insert
-        self._expire = self._reference_expire
-        self._flush = reference.flush
-        self._next_expiry = self._reference_next_expiry
-        self._table = type(table)(0, (), True)  # the window's state is the reference's now
 
     def _reference_next_expiry(self) -> int | None:
         return self._entries[0][0] if self._entries else None

@@ -46,6 +46,10 @@ cdef enum:
     GONE = -2  # hash index: a removed group (probes go on past it)
     COMPACT_AFTER = 16  # a monotonic queue's dead prefix longer than this (and its live part) is cut
 
+cdef enum:
+    HEAD_SLACK = 4  # a ranked head holds up to this many times the rows to report...
+    HEAD_MIN = 64  # ... and at least this many groups
+
 cdef int64_t UNBOUND = -1  # a key part that is None (ids are non-negative)
 
 # The inline id layout, read from the dictionary module (not written down twice).
@@ -193,6 +197,17 @@ cdef class GroupTable:
     # set_results: per aggregate its arguments' scale (-1: integers), the encoders
     cdef int *_scales
     cdef object _int_id, _dec_id, _mean_id, _avg_id
+    # ranked (see rank_by): ORDER BY parts, the head of best slots in order, the bound
+    cdef readonly bint ranked
+    cdef Py_ssize_t _rank_n, _rank_offset, _rank_wanted, _rank_cap, _head_size
+    cdef Py_ssize_t *_rank_j
+    cdef char *_rank_desc
+    cdef Py_ssize_t *_head
+    cdef Py_ssize_t *_best
+    cdef char *_in_head
+    cdef bint _bounded
+    cdef int64_t *_bound
+    cdef list _reported
 
     def __cinit__(self, Py_ssize_t key_width, kinds, bint implicit=False, bint ordered=True):
         cdef Py_ssize_t j
@@ -251,6 +266,12 @@ cdef class GroupTable:
         PyMem_Free(self._vecs)
         PyMem_Free(self._keys)
         PyMem_Free(self._touched)
+        PyMem_Free(self._in_head)
+        PyMem_Free(self._rank_j)
+        PyMem_Free(self._rank_desc)
+        PyMem_Free(self._head)
+        PyMem_Free(self._best)
+        PyMem_Free(self._bound)
         PyMem_Free(self._free)
         PyMem_Free(self._dirty)
         PyMem_Free(self._index)
@@ -289,6 +310,8 @@ cdef class GroupTable:
         memset(self._vecs + old * self.n_vec, 0, (cap - old) * self.n_vec * sizeof(Vec))
         self._keys = <int64_t *> grown(self._keys, (cap * self.key_width + 1) * sizeof(int64_t))
         self._touched = <char *> grown(self._touched, cap * sizeof(char))
+        self._in_head = <char *> grown(self._in_head, cap * sizeof(char))
+        memset(self._in_head + old, 0, (cap - old) * sizeof(char))
         self._free = <Py_ssize_t *> grown(self._free, cap * sizeof(Py_ssize_t))
         self._dirty = <Py_ssize_t *> grown(self._dirty, cap * sizeof(Py_ssize_t))
         self._py_keys.extend([None] * (cap - old))
@@ -697,6 +720,181 @@ cdef class GroupTable:
     def set_output(self, Py_ssize_t handle, row) -> None:
         """Record the row the group ``handle`` (from :meth:`take_changes`) emitted."""
         self._outputs[handle] = row
+
+    # -- ranked: ORDER BY aggregates LIMIT k, kept in the table ---------------------------
+    def rank_by(self, parts, Py_ssize_t offset, Py_ssize_t limit, capacity=None) -> None:
+        """See the pure twin: rank the groups by aggregates ``(index, descending)``, ties
+        by key ids; :meth:`ranked_flush` reports rows ``offset`` to ``offset + limit``."""
+        cdef Py_ssize_t p, j
+        parts = tuple(parts)
+        if not self.ordered or self.implicit:
+            raise ValueError("only a window's table with GROUP BY keys is ranked")
+        if offset < 0 or limit < 0 or (capacity is not None and capacity < max(offset + limit, 1)):
+            raise ValueError("a negative offset or limit, or a head shorter than the rows to report")
+        for j, _ in parts:
+            if not 0 <= j < self.n_args or self._kinds[j] not in (K_COUNT, K_SUM, K_MIN, K_MAX):
+                raise ValueError(f"{self._kind_names[j] if 0 <= j < self.n_args else j} is not ranked in the table")
+        self._rank_n = len(parts)
+        self._rank_offset = offset
+        self._rank_wanted = offset + limit
+        self._rank_cap = max(HEAD_MIN, HEAD_SLACK * self._rank_wanted) if capacity is None else capacity
+        self._rank_j = <Py_ssize_t *> grown(self._rank_j, (self._rank_n + 1) * sizeof(Py_ssize_t))
+        self._rank_desc = <char *> grown(self._rank_desc, (self._rank_n + 1) * sizeof(char))
+        self._head = <Py_ssize_t *> grown(self._head, (self._rank_cap + 1) * sizeof(Py_ssize_t))
+        self._best = <Py_ssize_t *> grown(self._best, (self._rank_cap + 1) * sizeof(Py_ssize_t))
+        self._bound = <int64_t *> grown(self._bound, (self._rank_n + self.key_width + 1) * sizeof(int64_t))
+        for p in range(self._rank_n):
+            self._rank_j[p] = parts[p][0]
+            self._rank_desc[p] = bool(parts[p][1])
+        self._head_size = 0
+        self._bounded = False
+        self._reported = []
+        self.ranked = True
+
+    cdef inline int64_t _rank_value(self, Py_ssize_t slot, Py_ssize_t p):
+        """Part ``p`` of a slot's rank: its aggregate's total, or its queue's head."""
+        cdef Py_ssize_t j = self._rank_j[p]
+        cdef Vec *v
+        if self._kinds[j] <= K_AVG:
+            return self._acc[slot * self.n_acc + self._place[j]]
+        v = &self._vecs[slot * self.n_vec + self._place[j]]
+        return v.data[v.head]
+
+    cdef int _compare(self, Py_ssize_t slot, Py_ssize_t other):
+        """-1 if ``slot`` ranks before ``other`` (-1: the bound), 1 after, 0 the same."""
+        cdef Py_ssize_t p, i
+        cdef int64_t a, b
+        cdef int64_t *key = self._keys + slot * self.key_width
+        cdef int64_t *theirs = self._bound + self._rank_n if other < 0 else self._keys + other * self.key_width
+        for p in range(self._rank_n):
+            a = self._rank_value(slot, p)
+            b = self._bound[p] if other < 0 else self._rank_value(other, p)
+            if a != b:
+                return -1 if (a < b) != self._rank_desc[p] else 1
+        for i in range(self.key_width):
+            if key[i] != theirs[i]:
+                return -1 if key[i] < theirs[i] else 1
+        return 0
+
+    cdef void _set_bound(self, Py_ssize_t slot):
+        cdef Py_ssize_t p
+        for p in range(self._rank_n):
+            self._bound[p] = self._rank_value(slot, p)
+        memmove(self._bound + self._rank_n, self._keys + slot * self.key_width, self.key_width * sizeof(int64_t))
+        self._bounded = True
+
+    cdef Py_ssize_t _place_in(self, Py_ssize_t *ordered, Py_ssize_t size, Py_ssize_t slot):
+        """Where ``slot`` goes in the ``size`` slots of ``ordered`` (binary search)."""
+        cdef Py_ssize_t lo = 0, hi = size, mid
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if self._compare(ordered[mid], slot) < 0:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
+
+    cdef void _head_insert(self, Py_ssize_t slot):
+        """Put ``slot`` in the head; past capacity, its last slot leaves for the rest and
+        becomes the bound."""
+        cdef Py_ssize_t at = self._place_in(self._head, self._head_size, slot), last
+        memmove(self._head + at + 1, self._head + at, (self._head_size - at) * sizeof(Py_ssize_t))
+        self._head[at] = slot
+        self._head_size += 1
+        self._in_head[slot] = 1
+        if self._head_size > self._rank_cap:
+            self._head_size -= 1
+            last = self._head[self._head_size]
+            self._in_head[last] = 0
+            self._set_bound(last)
+
+    cdef void _refill(self):
+        """Move the best rest slots into the head, up to its capacity (one pass over the
+        slots keeping the best in a sorted buffer)."""
+        cdef Py_ssize_t room = self._rank_cap - self._head_size, found = 0, rest = 0, slot, at
+        for slot in range(self._slots_used):
+            if self._in_head[slot] or self._rows[slot] == 0:
+                continue  # in the head, or a free slot
+            rest += 1
+            if found == room and self._compare(slot, self._best[found - 1]) >= 0:
+                continue
+            at = self._place_in(self._best, found, slot)
+            if found == room:
+                found -= 1
+            memmove(self._best + at + 1, self._best + at, (found - at) * sizeof(Py_ssize_t))
+            self._best[at] = slot
+            found += 1
+        for at in range(found):
+            self._head[self._head_size + at] = self._best[at]
+            self._in_head[self._best[at]] = 1
+        self._head_size += found
+        if found == rest:
+            self._bounded = False
+        else:
+            self._set_bound(self._best[found - 1])
+
+    def ranked_flush(self):
+        """See the pure twin: the reported rows, or None when they did not change."""
+        cdef Py_ssize_t d, i, slot, end
+        cdef list rows
+        if not self.ranked:
+            raise ValueError("rank_by first")
+        if self._n_dirty == 0:
+            return None
+        for d in range(self._n_dirty):
+            slot = self._dirty[d]
+            if self._in_head[slot]:
+                for i in range(self._head_size):
+                    if self._head[i] == slot:
+                        memmove(self._head + i, self._head + i + 1, (self._head_size - i - 1) * sizeof(Py_ssize_t))
+                        break
+                self._head_size -= 1
+                self._in_head[slot] = 0
+            if self._rows[slot] == 0:
+                self._touched[slot] = 0
+                self._drop_group(slot)
+        for d in range(self._n_dirty):
+            slot = self._dirty[d]
+            if self._touched[slot] and (not self._bounded or self._compare(slot, -1) < 0):
+                self._head_insert(slot)
+        if self._head_size < self._rank_wanted and self._index_used > self._head_size:
+            self._refill()
+        rows = []
+        end = min(self._rank_wanted, self._head_size)
+        for i in range(self._rank_offset, end):
+            slot = self._head[i]
+            old = self._outputs[slot]
+            if self._touched[slot] or old is None:
+                new = self._new_row(slot)
+                if old is None or old != new:
+                    self._outputs[slot] = old = new
+                self._touched[slot] = 0
+            rows.append(old)
+        for d in range(self._n_dirty):
+            slot = self._dirty[d]
+            if self._touched[slot]:  # not reported: its last row is stale
+                self._touched[slot] = 0
+                self._outputs[slot] = None
+        self._n_dirty = 0
+        if rows == self._reported:
+            return None
+        self._reported = rows
+        return rows
+
+    def ranked_head(self) -> tuple:
+        """See the pure twin: the head's rank keys in order, and the bound."""
+        cdef Py_ssize_t i, p
+        head = [self._rank_key(self._head[i]) for i in range(self._head_size)]
+        bound = None
+        if self._bounded:
+            bound = tuple([-self._bound[p] if self._rank_desc[p] else self._bound[p] for p in range(self._rank_n)]
+                          + [self._bound[self._rank_n + p] for p in range(self.key_width)])
+        return head, bound
+
+    cdef tuple _rank_key(self, Py_ssize_t slot):
+        cdef Py_ssize_t p
+        return tuple([-self._rank_value(slot, p) if self._rank_desc[p] else self._rank_value(slot, p)
+                      for p in range(self._rank_n)] + [self._keys[slot * self.key_width + p] for p in range(self.key_width)])
 
     # -- hand-over to the reference ------------------------------------------------------
     def entries(self) -> list:

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, insort
 from collections import deque
+from heapq import nsmallest
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -63,6 +64,9 @@ TOTALS = ("COUNT", "SUM", "AVG")
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 INT_HEAD = INLINE_FLAG | (T_INTEGER << TYPE_SHIFT)
 DEC_HEAD = INLINE_FLAG | (T_DECIMAL << TYPE_SHIFT)
+RANKABLE = ("COUNT", "SUM", "MIN", "MAX")  # a value in the table that orders as the reference's
+HEAD_SLACK = 4  # a ranked head holds up to this many times the rows to report...
+HEAD_MIN = 64  # ... and at least this many groups
 # A monotonic queue's dead prefix longer than this (and than its live part) is cut: a
 # list's front cannot be popped in O(1), so retractions only advance a head index.
 COMPACT_AFTER = 16
@@ -72,9 +76,10 @@ class Group:
     """One group's state (``values``: per aggregate a total ``[sum, sum of magnitudes]``,
     a queue ``[head, values…]`` or a sorted list)."""
 
-    __slots__ = ("rows", "output", "touched", "key", "values", "errors", "held")
+    __slots__ = ("rows", "output", "touched", "key", "values", "errors", "held", "rank")
 
     def __init__(self, key: tuple, values: list, width: int) -> None:
+        self.rank: tuple | None = None  # its sort key while in a ranked table's head
         self.rows = 0
         self.output: Any = None
         self.touched = True
@@ -90,6 +95,19 @@ def _int64(value: Any) -> int:
     if not INT64_MIN <= value <= INT64_MAX:
         raise OverflowError("an argument beyond 64 bits")
     return value
+
+
+class Ranking:
+    """A ranked table's head (``(rank key, group)`` in order), bound and last report."""
+
+    __slots__ = ("parts", "offset", "wanted", "capacity", "head", "bound", "reported")
+
+    def __init__(self, parts: tuple[tuple[int, bool], ...], offset: int, wanted: int, capacity: int | None) -> None:
+        self.parts, self.offset, self.wanted = parts, offset, wanted
+        self.capacity = max(HEAD_MIN, HEAD_SLACK * wanted) if capacity is None else capacity
+        self.head: list[tuple[tuple, Group]] = []
+        self.bound: tuple | None = None  # None: no group is in the rest
+        self.reported: list = []
 
 
 class GroupTable:
@@ -113,6 +131,7 @@ class GroupTable:
         self._dirty: list[Group] = []
         self._scales: tuple[int | None, ...] = (None,) * len(self.kinds)
         self._encoders: tuple[Callable[..., Any], ...] = ()
+        self._ranking: Ranking | None = None
         if implicit:
             self._new_group(())
 
@@ -323,6 +342,111 @@ class GroupTable:
     def set_output(self, handle: Group, row: Any) -> None:
         """Record the row the group ``handle`` (from :meth:`take_changes`) emitted."""
         handle.output = row
+
+    # -- ranked: ORDER BY aggregates LIMIT k, kept in the table ---------------------------
+    def rank_by(self, parts: Sequence[tuple[int, bool]], offset: int, limit: int, capacity: int | None = None) -> None:
+        """Rank the groups by aggregates and report rows ``offset`` to ``offset + limit``
+        (:meth:`ranked_flush`) instead of emitting every change: ``parts`` are
+        ``(aggregate index, descending)``, each a COUNT, SUM, MIN or MAX; ties go to the
+        key ids (None as -1), as the reference top-k's row-id tie-break orders them.
+
+        The *head* holds the best groups in order (up to ``max(HEAD_MIN, HEAD_SLACK ×
+        (offset + limit))``), every one of them ranked before every other group (the
+        *rest*, unordered); ``bound`` is a key no rest group ranks before. A change far
+        from the top is then one comparison with ``bound``; the rest is scanned only when
+        removals leave the head shorter than the rows to report (TMA's top-k buffer
+        between k and k_max, Yi et al., ICDE 2003). ``capacity`` sets the head's size
+        (tests use small ones).
+
+        >>> from taxi_rsp.rdf.dictionary import Dictionary
+        >>> table = GroupTable(1, ("COUNT", "MAX"))
+        >>> table.set_results((None, None), TermEncoders(Dictionary()))
+        >>> table.rank_by([(0, True), (1, True)], 0, 2)
+        >>> for key, seq in [(1, 10), (2, 11), (1, 12), (3, 13)]:
+        ...     table.insert(100, (key,), (1, seq))
+        >>> [(row[0], row[1] & 0xFF) for row in table.ranked_flush()]  # key, COUNT (payload)
+        [(1, 2), (3, 1)]
+        >>> table.ranked_flush() is None  # nothing changed
+        True
+        """
+        if not self.ordered or self.implicit:
+            raise ValueError("only a window's table with GROUP BY keys is ranked")
+        for j, _ in parts:
+            if self.kinds[j] not in RANKABLE:
+                raise ValueError(f"{self.kinds[j]} is not ranked in the table")
+        if offset < 0 or limit < 0 or (capacity is not None and capacity < max(offset + limit, 1)):
+            raise ValueError("a negative offset or limit, or a head shorter than the rows to report")
+        self._ranking = Ranking(tuple(parts), offset, offset + limit, capacity)
+
+    def ranked_flush(self) -> list | None:
+        """Bring the ranking up to date with the groups touched since the last call and
+        return the reported rows (key ids, then one term id per aggregate), or None when
+        they are the rows returned last time. A reported row that did not change is the
+        very object returned before."""
+        ranking = self._ranking
+        if ranking is None:
+            raise ValueError("rank_by first")
+        if not self._dirty:
+            return None  # (after every flush the head holds the rows to report, or all groups)
+        head = ranking.head
+        dirty, self._dirty = self._dirty, []
+        live = []
+        for group in dirty:
+            if group.rank is not None:
+                del head[bisect_left(head, (group.rank,))]
+                group.rank = None
+            if group.rows == 0:
+                del self._groups[group.key]
+                group.output = None
+            else:
+                live.append(group)
+        for group in live:
+            key = self._rank_key(group)
+            if ranking.bound is None or key < ranking.bound:
+                insort(head, (key, group))
+                group.rank = key
+        while len(head) > ranking.capacity:
+            key, group = head.pop()
+            group.rank = None
+            ranking.bound = key
+        rest = len(self._groups) - len(head)
+        if len(head) < ranking.wanted and rest:
+            taken = nsmallest(ranking.capacity - len(head),
+                              ((self._rank_key(group), group) for group in self._groups.values() if group.rank is None))
+            for key, group in taken:
+                group.rank = key
+            head.extend(taken)  # each after every head key: the rest ranks after the bound
+            ranking.bound = None if len(taken) == rest else taken[-1][0]
+        rows = []
+        for _, group in head[ranking.offset:ranking.wanted]:
+            if group.touched or group.output is None:
+                new = group.key + self._result_ids(group, self._results(group))
+                if group.output != new:
+                    group.output = new
+            group.touched = False
+            rows.append(group.output)
+        for group in dirty:
+            if group.touched:  # not reported: its last row is stale
+                group.touched = False
+                group.output = None
+        if rows == ranking.reported:
+            return None
+        ranking.reported = rows
+        return rows
+
+    def ranked_head(self) -> tuple[list[tuple], tuple | None]:
+        """The head's rank keys in order, and the bound (None: none): the state the
+        differential tests compare with the native table's."""
+        return [key for key, _ in self._ranking.head], self._ranking.bound  # type: ignore[union-attr]
+
+    def _rank_key(self, group: Group) -> tuple:
+        """A group's place in the ranking: its signed aggregate values, then its key ids."""
+        values = []
+        for j, descending in self._ranking.parts:  # type: ignore[union-attr]
+            held = group.values[j]
+            value = held[0] if self._totals[j] else held[held[0]]  # a total, or a queue's head
+            values.append(-value if descending else value)
+        return (*values, *(-1 if part is None else part for part in group.key))
 
     # -- hand-over to the reference ------------------------------------------------------
     def entries(self) -> list[tuple[int, tuple, tuple[int, ...]]]:
