@@ -10,6 +10,8 @@ import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
+from taxi_rsp.engine.config import EngineConfig
+from taxi_rsp.engine.engine import Engine
 from taxi_rsp.engine.native import CGroupTable, PyGroupTable, native_available
 from taxi_rsp.engine.native.group_table import INT64_MAX
 from tests.native_mutants import build_mutant
@@ -202,6 +204,9 @@ def test_what_the_table_cannot_rank_keeps_the_top_k() -> None:
         assert type(plan.ordered_root).__name__ == "CompiledTopK", order
     plan = register(_engine(True), PREFIX + base + "DESC(?n) LIMIT 3", "q").physical
     assert type(plan.ordered_root).__name__ == "RankedAggregate"
+    sorted_relation = Engine(config=EngineConfig(top_k="sorted", subject_disjoint_streams=frozenset({EX + "stream"})))
+    plan = register(sorted_relation, PREFIX + base + "DESC(?n) LIMIT 3", "q").physical
+    assert type(plan.ordered_root).__name__ == "CompiledTopK"  # the switch that turns ranking off
 
 
 # Deliberate mistakes in the ranking's C code, each of which the test above must catch.

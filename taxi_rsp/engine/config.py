@@ -18,8 +18,10 @@ class EngineConfig:
     """How the engine plans and runs queries. Every choice but ``slide_report`` gives the
     same results; ``slide_report`` chooses between two documented semantics.
 
-    * ``top_k``: the ORDER BY ... LIMIT operator: ``auto`` (TMA grid top-k when the score
-      is monotone, else a sorted relation), ``sorted`` or ``tma``;
+    * ``top_k``: the ORDER BY ... LIMIT operator: ``auto`` (with the specialised operators
+      a window's groups ranked in their table when the ORDER BY reads only their COUNT,
+      SUM, MIN or MAX, else a sorted relation; TMA's grid top-k for a monotone score
+      with the reference operators), ``sorted`` (a top-k over a sorted relation) or ``tma``;
     * ``join_routing``: joins of three or more inputs with a stream: ``adaptive`` (one
       multi-way join whose probe order follows the data), ``fixed`` (the plan's order)
       or ``binary`` (left-deep binary joins in text order), docs/cqels-ql.md;

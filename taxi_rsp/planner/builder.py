@@ -137,7 +137,7 @@ class PlanBuilder:
             if tma is not None:
                 return tma
         topk = self._topk(node, emits_deltas=False)
-        return ranked_aggregate(topk) or topk
+        return (ranked_aggregate(topk) if top_k == "auto" else None) or topk
 
     # -- one method per plan node ----------------------------------------------------
     def build(self, node: P.PlanNode) -> X.Node:
