@@ -219,6 +219,7 @@ RANK_MUTATIONS = [
      "if found == room and self._compare(slot, self._best[0]) >= 0:"),
     ("            self._set_bound(self._best[found - 1])", "            self._set_bound(self._best[0])"),
     ("if self._touched[slot] or old is None:", "if old is None:"),
+    ("reported = reported or i < self._rank_wanted", "reported = reported or i < self._rank_offset"),
 ]
 
 

@@ -794,9 +794,9 @@ cdef class GroupTable:
                 hi = mid
         return lo
 
-    cdef void _head_insert(self, Py_ssize_t slot):
-        """Put ``slot`` in the head; past capacity, its last slot leaves for the rest and
-        becomes the bound."""
+    cdef Py_ssize_t _head_insert(self, Py_ssize_t slot):
+        """Put ``slot`` in the head and return its place; past capacity, the head's last
+        slot leaves for the rest and becomes the bound."""
         cdef Py_ssize_t at = self._place_in(self._head, self._head_size, slot), last
         memmove(self._head + at + 1, self._head + at, (self._head_size - at) * sizeof(Py_ssize_t))
         self._head[at] = slot
@@ -807,6 +807,7 @@ cdef class GroupTable:
             last = self._head[self._head_size]
             self._in_head[last] = 0
             self._set_bound(last)
+        return at
 
     cdef void _refill(self):
         """Move the best rest slots into the head, up to its capacity (one pass over the
@@ -837,6 +838,7 @@ cdef class GroupTable:
         """See the pure twin: the reported rows, or None when they did not change."""
         cdef Py_ssize_t d, i, slot, end
         cdef list rows
+        cdef bint reported = False  # a change at or before the last reported place
         if not self.ranked:
             raise ValueError("rank_by first")
         if self._n_dirty == 0:
@@ -847,6 +849,7 @@ cdef class GroupTable:
                 for i in range(self._head_size):
                     if self._head[i] == slot:
                         memmove(self._head + i, self._head + i + 1, (self._head_size - i - 1) * sizeof(Py_ssize_t))
+                        reported = reported or i < self._rank_wanted
                         break
                 self._head_size -= 1
                 self._in_head[slot] = 0
@@ -856,9 +859,13 @@ cdef class GroupTable:
         for d in range(self._n_dirty):
             slot = self._dirty[d]
             if self._touched[slot] and (not self._bounded or self._compare(slot, -1) < 0):
-                self._head_insert(slot)
+                reported = self._head_insert(slot) < self._rank_wanted or reported
         if self._head_size < self._rank_wanted and self._index_used > self._head_size:
             self._refill()
+            reported = True
+        if not reported:  # the reported groups and their order are as they were
+            self._forget_unreported()
+            return None
         rows = []
         end = min(self._rank_wanted, self._head_size)
         for i in range(self._rank_offset, end):
@@ -870,16 +877,21 @@ cdef class GroupTable:
                     self._outputs[slot] = old = new
                 self._touched[slot] = 0
             rows.append(old)
-        for d in range(self._n_dirty):
-            slot = self._dirty[d]
-            if self._touched[slot]:  # not reported: its last row is stale
-                self._touched[slot] = 0
-                self._outputs[slot] = None
-        self._n_dirty = 0
+        self._forget_unreported()
         if rows == self._reported:
             return None
         self._reported = rows
         return rows
+
+    cdef void _forget_unreported(self):
+        """End a ranked flush: a touched group not reported now has a stale last row."""
+        cdef Py_ssize_t d, slot
+        for d in range(self._n_dirty):
+            slot = self._dirty[d]
+            if self._touched[slot]:
+                self._touched[slot] = 0
+                self._outputs[slot] = None
+        self._n_dirty = 0
 
     def ranked_head(self) -> tuple:
         """See the pure twin: the head's rank keys in order, and the bound."""
