@@ -35,10 +35,11 @@ def _holding_one_row() -> tuple[CompiledTopK, tuple]:
     return top_k, next(iter(top_k._held.values()))[3]
 
 
-@pytest.mark.parametrize("query", ["q1", "q2"])
+@pytest.mark.parametrize("query", ["q2"])
 def test_the_debs_queries_top_k_stays_keyed_by_identity(query: str) -> None:
-    """Q1's groups and Q2's join of two groups retract the very rows they emitted, also
-    after a group's row was rebuilt equal at an instant (the group keeps the emitted one)."""
+    """Q2's join of two groups retracts the very rows it emitted, also after a group's
+    row was rebuilt equal at an instant (the group keeps the emitted one). (Q1's groups
+    are ranked in their table: it has no top-k operator, see test_ranked_table.py.)"""
     engine = Engine()
     register(engine, (ROOT / "queries" / f"{query}.cqels").read_text(), query)
     for event in Feeder(SAMPLE, engine.dictionary):
