@@ -100,6 +100,8 @@ def state(table) -> tuple:
     ("flush",)]))
 @example((0, ("SUM",), (2,), True, [  # the one group emptied after decimals: its SUM is a decimal 0
     ("insert", 5, (), (150,)), ("flush",), ("expire", 5), ("flush",)]))
+@example((0, ("COUNT", "MIN"), (None, None), True,  # a queue's dead prefix of exactly 17: cut on both sides alike
+          [("insert", 1, (), (0, 0))] * 21 + [("insert", 2, (), (0, 0)), ("expire", 1)]))
 def test_the_native_table_answers_as_its_pure_twin_after_every_operation(script) -> None:
     key_width, kinds, scales, ordered, ops = script
     implicit = key_width == 0

@@ -388,12 +388,15 @@ class GroupTable:
             raise ValueError("rank_by first")
         if not self._dirty:
             return None  # (after every flush the head holds the rows to report, or all groups)
-        head = ranking.head
+        head, wanted = ranking.head, ranking.wanted
         dirty, self._dirty = self._dirty, []
+        reported = False  # a change at or before the last reported place
         live = []
         for group in dirty:
             if group.rank is not None:
-                del head[bisect_left(head, (group.rank,))]
+                at = bisect_left(head, (group.rank,))
+                del head[at]
+                reported = reported or at < wanted
                 group.rank = None
             if group.rows == 0:
                 del self._groups[group.key]
@@ -403,32 +406,35 @@ class GroupTable:
         for group in live:
             key = self._rank_key(group)
             if ranking.bound is None or key < ranking.bound:
-                insort(head, (key, group))
+                at = bisect_left(head, (key,))
+                head.insert(at, (key, group))
+                reported = reported or at < wanted
                 group.rank = key
         while len(head) > ranking.capacity:
             key, group = head.pop()
             group.rank = None
             ranking.bound = key
         rest = len(self._groups) - len(head)
-        if len(head) < ranking.wanted and rest:
+        if len(head) < wanted and rest:
             taken = nsmallest(ranking.capacity - len(head),
                               ((self._rank_key(group), group) for group in self._groups.values() if group.rank is None))
             for key, group in taken:
                 group.rank = key
             head.extend(taken)  # each after every head key: the rest ranks after the bound
             ranking.bound = None if len(taken) == rest else taken[-1][0]
+            reported = True
+        if not reported:  # the reported groups and their order are as they were
+            _forget_unreported(dirty)
+            return None
         rows = []
-        for _, group in head[ranking.offset:ranking.wanted]:
+        for _, group in head[ranking.offset:wanted]:
             if group.touched or group.output is None:
                 new = group.key + self._result_ids(group, self._results(group))
                 if group.output != new:
                     group.output = new
             group.touched = False
             rows.append(group.output)
-        for group in dirty:
-            if group.touched:  # not reported: its last row is stale
-                group.touched = False
-                group.output = None
+        _forget_unreported(dirty)
         if rows == ranking.reported:
             return None
         ranking.reported = rows
@@ -481,6 +487,14 @@ class GroupTable:
                    for held, total, queue in zip(group.values, self._totals, self._queues) if not total)
 
 
+def _forget_unreported(dirty: list[Group]) -> None:
+    """End a ranked flush: a touched group not reported now has a stale last row."""
+    for group in dirty:
+        if group.touched:
+            group.touched = False
+            group.output = None
+
+
 def _remove(values: list, value: int) -> None:
     """Remove one ``value`` from the sorted ``values`` (none there: nothing)."""
     at = bisect_left(values, value)
@@ -497,7 +511,7 @@ def _retract_oldest(queue: list, value: int) -> None:
         if head == len(queue):
             del queue[1:]
             head = 1
-        elif head > COMPACT_AFTER and head + head > len(queue):
+        elif head - 1 > COMPACT_AFTER and head - 1 > len(queue) - head:  # dead: head - 1, live: len - head
             del queue[1:head]
             head = 1
         queue[0] = head
