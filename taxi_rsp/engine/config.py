@@ -19,7 +19,7 @@ class EngineConfig:
     same results; ``slide_report`` chooses between two documented semantics.
 
     * ``top_k``: the ORDER BY ... LIMIT operator: ``auto`` (with the specialised operators
-      a window's groups ranked in their table when the ORDER BY reads only their COUNT,
+      a GROUP BY's groups ranked in their table when the ORDER BY reads only their COUNT,
       SUM, MIN or MAX, else a sorted relation; TMA's grid top-k for a monotone score
       with the reference operators), ``sorted`` (a top-k over a sorted relation) or ``tma``;
     * ``join_routing``: joins of three or more inputs with a stream: ``adaptive`` (one

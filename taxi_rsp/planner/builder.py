@@ -89,9 +89,10 @@ RANKED = ("COUNT", "SUM", "MIN", "MAX")  # aggregates a ranked table orders by (
 
 
 def ranked_aggregate(topk: X.TopK) -> X.RankedAggregate | None:
-    """The ordered root ``topk`` as a window aggregate that ranks its own groups, when
-    the top-k reads the groups straight (no BIND between) and orders them by COUNT, SUM,
-    MIN or MAX variables only; else None.
+    """The ordered root ``topk`` as a group operator that ranks its own groups (a window
+    aggregate's, or a specialised GROUP BY's over any input), when the top-k reads the
+    groups straight (no BIND between) and orders them by COUNT, SUM, MIN or MAX
+    variables only; else None.
 
     >>> window = X.Window(("k",), "http://s", None, (), ("k",), (), True)
     >>> groups = X.WindowAggregate(("k", "n"), window, ("k",), (("n", ast.Aggregate("COUNT", None)),))
@@ -101,8 +102,11 @@ def ranked_aggregate(topk: X.TopK) -> X.RankedAggregate | None:
     True
     """
     groups = topk.child
-    if (not topk.specialised or topk.extends is not None or topk.limit is None
-            or not isinstance(groups, X.WindowAggregate) or not groups.keys):
+    if not topk.specialised or topk.extends is not None or topk.limit is None:
+        return None
+    if not (isinstance(groups, X.WindowAggregate) or (isinstance(groups, X.Group) and groups.specialised)):
+        return None
+    if not groups.keys:
         return None
     names = {var: agg.name for var, agg in groups.aggregates}
     if not all(isinstance(expr, ast.Var) and names.get(expr.name) in RANKED for expr, _ in topk.order):

@@ -26,7 +26,7 @@ from taxi_rsp.engine.compiled.correlated import compile_correlated
 from taxi_rsp.engine.compiled.group import CompiledGroup
 from taxi_rsp.engine.compiled.join import CompiledJoin
 from taxi_rsp.engine.compiled.match import CompiledMatcher
-from taxi_rsp.engine.compiled.ranked import RankedAggregate
+from taxi_rsp.engine.compiled.ranked import RankedAggregate, RankedGroup
 from taxi_rsp.engine.compiled.topk import CompiledTopK
 from taxi_rsp.engine.compiled.window import specialise_window
 from taxi_rsp.engine.expr import compile_expr
@@ -132,12 +132,7 @@ class _Instantiation:
                 return self._in_place_of(window, CompiledAggregate(window, node.keys, self._aggregate_specs(
                     node, window), self.dictionary))
             case X.RankedAggregate():
-                window = self._window(node.aggregate.window)
-                order = [(self._expr(expr, node.schema), desc) for expr, desc in node.order]
-                reference = TopKOp(node.schema, order, node.limit, node.offset, False)
-                return self._in_place_of(window, RankedAggregate(
-                    window, node.aggregate.keys, self._aggregate_specs(node.aggregate, window), self.dictionary,
-                    [(expr.name, desc) for expr, desc in node.order], node.limit, node.offset, reference))
+                return self._ranked(node)
             case X.Distinct():
                 child = self.make(node.child)
                 distinct = self._add(DistinctOp(child.schema))
@@ -155,6 +150,24 @@ class _Instantiation:
         raise TypeError(f"cannot instantiate {type(node).__name__}")
 
     # -- helpers -----------------------------------------------------------------------
+    def _ranked(self, node: X.RankedAggregate) -> Operator:
+        """A group operator ranking its groups in its table, as the ordered root."""
+        order = [(expr.name, desc) for expr, desc in node.order]
+        reference = TopKOp(node.schema, [(self._expr(expr, node.schema), desc) for expr, desc in node.order],
+                           node.limit, node.offset, False)
+        groups = node.aggregate
+        if isinstance(groups, X.WindowAggregate):
+            window = self._window(groups.window)
+            return self._in_place_of(window, RankedAggregate(
+                window, groups.keys, self._aggregate_specs(groups, window), self.dictionary, order, node.limit,
+                node.offset, reference))
+        child = self.make(groups.child)
+        group_ref, specs = self._group_parts(groups, child.schema)
+        ranked = self._add(RankedGroup(child.schema, groups.keys, specs, group_ref, self.dictionary, order,
+                                       node.limit, node.offset, reference))
+        child.connect(ranked.push)
+        return ranked
+
     def _aggregate_specs(self, node: X.WindowAggregate, window: WindowScan) -> list[tuple]:
         """A window aggregate's (variable, name, distinct, argument, its closure) list."""
         return [(var, agg.name, agg.distinct, agg.arg, None if agg.arg is None else self._expr(agg.arg, window.schema))
@@ -208,15 +221,20 @@ class _Instantiation:
         assert op is not None
         return op
 
-    def _group(self, node: X.Group, child: Operator) -> Operator:
+    def _group_parts(self, node: X.Group, schema: tuple[str, ...]) -> tuple[GroupOp, list[tuple]]:
+        """The reference GroupOp of ``node`` over rows of ``schema``, and the specialised
+        operators' aggregate specs (variable, name, distinct, argument, its closure)."""
         aggregates = [(var, agg.name, agg.distinct,
-                       None if agg.arg is None else self._expr(agg.arg, child.schema), agg.separator)
+                       None if agg.arg is None else self._expr(agg.arg, schema), agg.separator)
                       for var, agg in node.aggregates]
-        group: Operator = GroupOp(child.schema, node.keys, aggregates, self.dictionary)
+        reference = GroupOp(schema, node.keys, aggregates, self.dictionary)
+        return reference, [(v, a.name, a.distinct, a.arg, spec[3]) for (v, a), spec in zip(node.aggregates, aggregates)]
+
+    def _group(self, node: X.Group, child: Operator) -> Operator:
+        reference, specs = self._group_parts(node, child.schema)
+        group: Operator = reference
         if node.specialised:
-            group = CompiledGroup(child.schema, node.keys,
-                                  [(v, a.name, a.distinct, a.arg, spec[3]) for (v, a), spec
-                                   in zip(node.aggregates, aggregates)], group, self.dictionary)
+            group = CompiledGroup(child.schema, node.keys, specs, reference, self.dictionary)
         self._add(group)
         child.connect(group.push)
         return group

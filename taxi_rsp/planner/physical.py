@@ -232,21 +232,23 @@ class WindowAggregate(Node):
 @dataclass(frozen=True)
 class RankedAggregate(Node):
     """The ordered root ``ORDER BY <aggregates> LIMIT k`` over a :class:`WindowAggregate`
-    whose table keeps its groups ranked (each ORDER BY part a COUNT, SUM, MIN or MAX
-    variable of it): rows are built only for the reported groups."""
+    or a specialised :class:`Group` whose table keeps its groups ranked (each ORDER BY
+    part a COUNT, SUM, MIN or MAX variable of it): rows are built only for the reported
+    groups."""
 
-    aggregate: WindowAggregate
+    aggregate: WindowAggregate | Group
     order: tuple[tuple[Expr, bool], ...]
     limit: int
     offset: int
 
     @property
     def inputs(self) -> tuple[Node, ...]:
-        return (self.aggregate.window,)
+        return self.aggregate.inputs
 
     def label(self) -> str:
         order = ", ".join(f"{'DESC' if desc else 'ASC'} {format_expr(expr)}" for expr, desc in self.order)
-        return (f"RankedAggregate [specialised] by {_keys(self.aggregate.keys)}: "
+        kind = "RankedAggregate" if isinstance(self.aggregate, WindowAggregate) else "RankedGroup"
+        return (f"{kind} [specialised] by {_keys(self.aggregate.keys)}: "
                 f"{_aggregates(self.aggregate.aggregates)}, ranked by {order or 'key'} offset {self.offset} "
                 f"limit {self.limit}")
 

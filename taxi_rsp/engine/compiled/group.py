@@ -98,7 +98,7 @@ class CompiledGroup(Operator):
         state = "" if self.mode == "reference" else f", {self.state_kind} state"
         if self.program is not None and self.mode != "reference":
             state = ", native program" + state
-        return f"CompiledGroup by {', '.join('?' + k for k in self._keys) or '()'} ({self.mode}{state})"
+        return f"{type(self).__name__} by {', '.join('?' + k for k in self._keys) or '()'} ({self.mode}{state})"
 
     def state_size(self) -> int:
         return self._reference.state_size() if self.mode == "reference" else self._table.group_count()
@@ -186,7 +186,11 @@ class CompiledGroup(Operator):
     def _finish_compile(self, kinds: list[Any]) -> None:
         self._table.set_results([None if kind in ("I", "C") else kind[1] for kind in kinds],
                                 TermEncoders(self.dictionary))
-        self._flush = partial(self._table.flush, self._sinks, retired.append)  # changed rows to the consumers
+        self._flush = self._table_flush()
+
+    def _table_flush(self) -> Any:
+        """The flush once compiled: the changed groups' rows to the consumers."""
+        return partial(self._table.flush, self._sinks, retired.append)
 
     def _compile_source(self, sample: Row) -> None:
         codes = type_codes(sample)
@@ -368,11 +372,16 @@ class CompiledGroup(Operator):
                     self._aggs, self._kinds, target.accumulators, values, errors, held):
                 self._restore(name, kind, acc, value, rows - error_rows, kind == "I" or ever or name == "AVG")
                 acc.errors = 0 if isinstance(acc, Count) else error_rows
-        reference.expect_flush(dict(table.pending()))
+        self._carry_outputs(reference, table)
         self._table = type(table)(0, (), True, False)  # the state is the reference's now
         self.mode = "reference"
         self._push = reference.push
         self._flush = reference.flush
+
+    def _carry_outputs(self, reference: GroupOp, table: Any) -> None:
+        """The groups whose changes the reference reports at its next flush (their
+        outputs were set with the states)."""
+        reference.expect_flush(dict(table.pending()))
 
     def _restore(self, name: str, kind: Any, acc: Any, slot: Any, rows: int, ever: Any) -> None:
         """Load one compiled aggregate state into a reference accumulator."""

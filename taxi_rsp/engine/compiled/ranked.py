@@ -1,5 +1,5 @@
-"""A window's GROUP BY ranked in its table: the ordered root of ``SELECT … GROUP BY …
-ORDER BY <aggregates> LIMIT k`` (issue 50).
+"""A GROUP BY ranked in its table: the ordered root of ``SELECT … GROUP BY … ORDER BY
+<aggregates> LIMIT k`` (issue 50), over a window or over any operator's deltas.
 
 Planned as a :class:`~taxi_rsp.engine.compiled.aggregate.CompiledAggregate` whose groups
 feed a top-k, the query pays for every group change twice over: the table builds the
@@ -11,8 +11,9 @@ unordered behind a bound), so a change far from the top costs one comparison and
 Python object, and rows are built only for the reported groups.
 
 The order is the reference top-k's: the ORDER BY values (each a COUNT, SUM, MIN or MAX,
-held as integers or decimals scaled alike, so their int64 order is the values' order),
-then the row's ids, whose first differing part between two groups is in their keys.
+held as integers or decimals scaled alike, so their int64 order is the values' order; an
+unbound one — an error, or MIN/MAX of no value, over deltas — before every number), then
+the row's ids, whose first differing part between two groups is in their keys.
 When the table hands over to the reference (a value it cannot hold, see
 :class:`CompiledAggregate`), the reference :class:`~taxi_rsp.engine.ops.group.GroupOp`
 reports every group once to a reference :class:`~taxi_rsp.engine.ops.topk.TopKOp`,
@@ -31,6 +32,7 @@ from __future__ import annotations
 from typing import Any
 
 from taxi_rsp.engine.compiled.aggregate import CompiledAggregate
+from taxi_rsp.engine.compiled.group import CompiledGroup
 from taxi_rsp.engine.ops.base import Row
 from taxi_rsp.engine.ops.group import GroupOp
 from taxi_rsp.engine.ops.topk import TopKOp
@@ -38,21 +40,26 @@ from taxi_rsp.engine.ops.window import WindowScan
 from taxi_rsp.rdf.dictionary import Dictionary
 
 
-class RankedAggregate(CompiledAggregate):
-    """A :class:`CompiledAggregate` that is its query's ordered root (``changed``,
-    :meth:`snapshot`) instead of emitting its groups' changes."""
+class _RankedRoot:
+    """What a group operator ranked in its table adds: it is its query's ordered root
+    (``changed``, :meth:`snapshot`) instead of emitting its groups' changes. (Mixed into
+    :class:`CompiledAggregate` and :class:`CompiledGroup`, whose ``_table``, ``mode``,
+    ``_keys`` and hooks it uses.)"""
 
-    def __init__(self, window: WindowScan, keys: tuple[str, ...], aggregates: list, dictionary: Dictionary,
-                 order: list[tuple[str, bool]], limit: int, offset: int, reference_topk: TopKOp) -> None:
-        """``order``: (aggregate variable, descending) pairs; ``reference_topk``: the
-        top-k over this operator's rows that answers after a hand-over."""
-        super().__init__(window, keys, aggregates, dictionary)
-        variables = [spec[0] for spec in aggregates]
+    _table: Any
+    mode: str
+    schema: tuple[str, ...]
+    _keys: tuple[str, ...]
+
+    def _rank(self, variables: list[str], order: list[tuple[str, bool]], limit: int, offset: int,
+              reference_topk: TopKOp) -> None:
+        """Rank the table by ``order`` ((aggregate variable, descending) pairs);
+        ``reference_topk``, over this operator's rows, answers after a hand-over."""
         self._order = [(variables.index(var), descending) for var, descending in order]
         self.limit, self.offset = limit, offset
         self._table.rank_by(self._order, offset, limit)
         self._topk = reference_topk
-        self.connect(reference_topk.push)  # only the reference group, after a hand-over, emits
+        self.connect(reference_topk.push)  # type: ignore[attr-defined] # only the reference group emits, after a hand-over
         self._rows: list[Row] = []
         self._changed = True
 
@@ -72,7 +79,7 @@ class RankedAggregate(CompiledAggregate):
         order = ", ".join(f"{'DESC' if desc else 'ASC'} ?{self.schema[len(self._keys) + j]}"
                           for j, desc in self._order)
         ranking = "" if self.mode == "reference" else f", ranked by {order or 'key'} in the table"
-        return f"{super().describe()}{ranking}, offset {self.offset} limit {self.limit}"
+        return f"{super().describe()}{ranking}, offset {self.offset} limit {self.limit}"  # type: ignore[misc]
 
     def _table_flush(self) -> Any:
         table = self._table
@@ -96,3 +103,25 @@ class RankedAggregate(CompiledAggregate):
         reference.expect_flush(pending)
         self._topk.last_snapshot = self._rows
         self._topk.changed = True
+
+
+class RankedAggregate(_RankedRoot, CompiledAggregate):
+    """A window's GROUP BY (:class:`CompiledAggregate`) ranked in its table."""
+
+    def __init__(self, window: WindowScan, keys: tuple[str, ...], aggregates: list, dictionary: Dictionary,
+                 order: list[tuple[str, bool]], limit: int, offset: int, reference_topk: TopKOp) -> None:
+        """``order``: (aggregate variable, descending) pairs; ``reference_topk``: the
+        top-k over this operator's rows that answers after a hand-over."""
+        CompiledAggregate.__init__(self, window, keys, aggregates, dictionary)
+        self._rank([spec[0] for spec in aggregates], order, limit, offset, reference_topk)
+
+
+class RankedGroup(_RankedRoot, CompiledGroup):
+    """A GROUP BY over any operator's deltas (:class:`CompiledGroup`: above a join, a
+    NOT EXISTS, an OPTIONAL …) ranked in its table."""
+
+    def __init__(self, input_schema: tuple[str, ...], keys: tuple[str, ...], aggregates: list,
+                 reference: GroupOp, dictionary: Dictionary, order: list[tuple[str, bool]], limit: int,
+                 offset: int, reference_topk: TopKOp) -> None:
+        CompiledGroup.__init__(self, input_schema, keys, aggregates, reference, dictionary)
+        self._rank([spec[0] for spec in aggregates], order, limit, offset, reference_topk)

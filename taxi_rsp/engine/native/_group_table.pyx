@@ -727,8 +727,8 @@ cdef class GroupTable:
         by key ids; :meth:`ranked_flush` reports rows ``offset`` to ``offset + limit``."""
         cdef Py_ssize_t p, j
         parts = tuple(parts)
-        if not self.ordered or self.implicit:
-            raise ValueError("only a window's table with GROUP BY keys is ranked")
+        if self.implicit:
+            raise ValueError("only a table with GROUP BY keys is ranked")
         if offset < 0 or limit < 0 or (capacity is not None and capacity < max(offset + limit, 1)):
             raise ValueError("a negative offset or limit, or a head shorter than the rows to report")
         for j, _ in parts:
@@ -742,7 +742,7 @@ cdef class GroupTable:
         self._rank_desc = <char *> grown(self._rank_desc, (self._rank_n + 1) * sizeof(char))
         self._head = <Py_ssize_t *> grown(self._head, (self._rank_cap + 1) * sizeof(Py_ssize_t))
         self._best = <Py_ssize_t *> grown(self._best, (self._rank_cap + 1) * sizeof(Py_ssize_t))
-        self._bound = <int64_t *> grown(self._bound, (self._rank_n + self.key_width + 1) * sizeof(int64_t))
+        self._bound = <int64_t *> grown(self._bound, (2 * self._rank_n + self.key_width + 1) * sizeof(int64_t))
         for p in range(self._rank_n):
             self._rank_j[p] = parts[p][0]
             self._rank_desc[p] = bool(parts[p][1])
@@ -751,24 +751,44 @@ cdef class GroupTable:
         self._reported = []
         self.ranked = True
 
-    cdef inline int64_t _rank_value(self, Py_ssize_t slot, Py_ssize_t p):
-        """Part ``p`` of a slot's rank: its aggregate's total, or its queue's head."""
+    cdef inline int _rank_part(self, Py_ssize_t slot, Py_ssize_t p, int64_t *value):
+        """Part ``p`` of a slot's rank: its class (the unbound aggregate of an error or of
+        no value sorts before every number, so it comes first ascending and last
+        descending), and in ``value`` the aggregate's total or extreme."""
         cdef Py_ssize_t j = self._rank_j[p]
         cdef Vec *v
+        cdef int desc = self._rank_desc[p]
+        if self._kinds[j] != K_COUNT and self._errors[slot * self.n_args + j]:
+            value[0] = 0
+            return desc
         if self._kinds[j] <= K_AVG:
-            return self._acc[slot * self.n_acc + self._place[j]]
+            value[0] = self._acc[slot * self.n_acc + self._place[j]]
+            return 1 - desc
         v = &self._vecs[slot * self.n_vec + self._place[j]]
-        return v.data[v.head]
+        if v.size == v.head:
+            value[0] = 0
+            return desc
+        if self._queue[j]:
+            value[0] = v.data[v.head]
+        else:
+            value[0] = v.data[0] if self._kinds[j] == K_MIN else v.data[v.size - 1]
+        return 1 - desc
 
     cdef int _compare(self, Py_ssize_t slot, Py_ssize_t other):
         """-1 if ``slot`` ranks before ``other`` (-1: the bound), 1 after, 0 the same."""
         cdef Py_ssize_t p, i
         cdef int64_t a, b
+        cdef int ca, cb
         cdef int64_t *key = self._keys + slot * self.key_width
-        cdef int64_t *theirs = self._bound + self._rank_n if other < 0 else self._keys + other * self.key_width
+        cdef int64_t *theirs = self._bound + 2 * self._rank_n if other < 0 else self._keys + other * self.key_width
         for p in range(self._rank_n):
-            a = self._rank_value(slot, p)
-            b = self._bound[p] if other < 0 else self._rank_value(other, p)
+            ca = self._rank_part(slot, p, &a)
+            if other < 0:
+                cb, b = <int>self._bound[2 * p], self._bound[2 * p + 1]
+            else:
+                cb = self._rank_part(other, p, &b)
+            if ca != cb:
+                return -1 if ca < cb else 1
             if a != b:
                 return -1 if (a < b) != self._rank_desc[p] else 1
         for i in range(self.key_width):
@@ -779,8 +799,8 @@ cdef class GroupTable:
     cdef void _set_bound(self, Py_ssize_t slot):
         cdef Py_ssize_t p
         for p in range(self._rank_n):
-            self._bound[p] = self._rank_value(slot, p)
-        memmove(self._bound + self._rank_n, self._keys + slot * self.key_width, self.key_width * sizeof(int64_t))
+            self._bound[2 * p] = self._rank_part(slot, p, &self._bound[2 * p + 1])
+        memmove(self._bound + 2 * self._rank_n, self._keys + slot * self.key_width, self.key_width * sizeof(int64_t))
         self._bounded = True
 
     cdef Py_ssize_t _place_in(self, Py_ssize_t *ordered, Py_ssize_t size, Py_ssize_t slot):
@@ -899,14 +919,23 @@ cdef class GroupTable:
         head = [self._rank_key(self._head[i]) for i in range(self._head_size)]
         bound = None
         if self._bounded:
-            bound = tuple([-self._bound[p] if self._rank_desc[p] else self._bound[p] for p in range(self._rank_n)]
-                          + [self._bound[self._rank_n + p] for p in range(self.key_width)])
+            bound = []
+            for p in range(self._rank_n):
+                bound += [self._bound[2 * p], -<object>self._bound[2 * p + 1] if self._rank_desc[p] else self._bound[2 * p + 1]]
+            bound = tuple(bound + [self._bound[2 * self._rank_n + p] for p in range(self.key_width)])
         return head, bound
 
     cdef tuple _rank_key(self, Py_ssize_t slot):
+        """The twin's rank key: per part its class and its value (negated descending),
+        then the key ids."""
         cdef Py_ssize_t p
-        return tuple([-self._rank_value(slot, p) if self._rank_desc[p] else self._rank_value(slot, p)
-                      for p in range(self._rank_n)] + [self._keys[slot * self.key_width + p] for p in range(self.key_width)])
+        cdef int64_t value
+        cdef int cls
+        key = []
+        for p in range(self._rank_n):
+            cls = self._rank_part(slot, p, &value)
+            key += [cls, -<object>value if self._rank_desc[p] else value]
+        return tuple(key + [self._keys[slot * self.key_width + p] for p in range(self.key_width)])
 
     # -- hand-over to the reference ------------------------------------------------------
     def entries(self) -> list:

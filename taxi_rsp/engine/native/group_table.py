@@ -369,8 +369,8 @@ class GroupTable:
         >>> table.ranked_flush() is None  # nothing changed
         True
         """
-        if not self.ordered or self.implicit:
-            raise ValueError("only a window's table with GROUP BY keys is ranked")
+        if self.implicit:
+            raise ValueError("only a table with GROUP BY keys is ranked")
         for j, _ in parts:
             if self.kinds[j] not in RANKABLE:
                 raise ValueError(f"{self.kinds[j]} is not ranked in the table")
@@ -446,13 +446,29 @@ class GroupTable:
         return [key for key, _ in self._ranking.head], self._ranking.bound  # type: ignore[union-attr]
 
     def _rank_key(self, group: Group) -> tuple:
-        """A group's place in the ranking: its signed aggregate values, then its key ids."""
-        values = []
+        """A group's place in the ranking: per part a class and the aggregate's value
+        (negated descending), then its key ids (None as -1). An unbound aggregate (an
+        error, or MIN/MAX of no value) sorts before every number, as the reference's
+        order has it: first ascending (class 0), last descending (class 1)."""
+        key: list[int] = []
         for j, descending in self._ranking.parts:  # type: ignore[union-attr]
-            held = group.values[j]
-            value = held[0] if self._totals[j] else held[held[0]]  # a total, or a queue's head
-            values.append(-value if descending else value)
-        return (*values, *(-1 if part is None else part for part in group.key))
+            value = self._rank_value(group, j)
+            if value is None:
+                key += [int(descending), 0]
+            else:
+                key += [int(not descending), -value if descending else value]
+        return (*key, *(-1 if part is None else part for part in group.key))
+
+    def _rank_value(self, group: Group, j: int) -> int | None:
+        """Aggregate ``j``'s value as the table holds it (None: unbound)."""
+        if self.kinds[j] != "COUNT" and group.errors[j]:
+            return None
+        held = group.values[j]
+        if self._totals[j]:
+            return held[0]
+        if self._queues[j]:
+            return held[held[0]] if len(held) > held[0] else None
+        return (held[0] if self.kinds[j] == "MIN" else held[-1]) if held else None
 
     # -- hand-over to the reference ------------------------------------------------------
     def entries(self) -> list[tuple[int, tuple, tuple[int, ...]]]:
