@@ -17,7 +17,7 @@ from taxi_rsp.engine.native.group_table import INT64_MAX
 from tests.native_mutants import build_mutant
 from taxi_rsp.planner import register
 from tests.test_compiled_differential import EVENT, EX, PREFIX, _engine, _outputs, decimal
-from tests.test_native_group_table import _outputs_on, with_results
+from tests.test_native_group_table import _outputs_on, observe, with_results
 
 pytestmark = pytest.mark.skipif(not native_available(), reason="the native extension is not built")
 
@@ -85,18 +85,8 @@ def brute_force(table, key_width: int, kinds, parts, offset: int, limit: int, or
 
 
 def run(table, op: tuple) -> object:
-    try:
-        if op[0] == "insert":
-            table.insert(*op[1:])
-        elif op[0] == "push":
-            table.push(*op[1:])
-        elif op[0] == "expire":
-            table.expire(op[1])
-        else:
-            return table.ranked_flush()
-    except OverflowError:
-        return "overflow"
-    return None
+    """One operation (see ``observe``); a flush is the ranked one."""
+    return table.ranked_flush() if op[0] == "flush" else observe(table, op)
 
 
 @settings(max_examples=300, deadline=None)
