@@ -41,9 +41,7 @@ from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.group import ERROR as _ERROR  # an argument that is an error (slow path, unbound branches)
 from taxi_rsp.engine.ops.group import GroupOp
 from taxi_rsp.engine.native import group_table_class
-from taxi_rsp.engine.native.encoders import TermEncoders
 from taxi_rsp.engine.native.program import ProgramCompiler, programs_available
-from taxi_rsp.engine.reclaim import retired
 from taxi_rsp.lang import ast
 from taxi_rsp.rdf.dictionary import Dictionary
 
@@ -183,14 +181,9 @@ class CompiledGroup(Operator):
         """A total beyond int64 (the program's push): the reference takes over."""
         self._hand_over()
 
-    def _finish_compile(self, kinds: list[Any]) -> None:
-        self._table.set_results([None if kind in ("I", "C") else kind[1] for kind in kinds],
-                                TermEncoders(self.dictionary))
-        self._flush = self._table_flush()
-
-    def _table_flush(self) -> Any:
-        """The flush once compiled: the changed groups' rows to the consumers."""
-        return partial(self._table.flush, self._sinks, retired.append)
+    # the same table: the same result ids and flush once compiled
+    _finish_compile = CompiledAggregate._finish_compile
+    _table_flush = CompiledAggregate._table_flush
 
     def _compile_source(self, sample: Row) -> None:
         codes = type_codes(sample)
