@@ -98,6 +98,7 @@ PYX_MODULES: dict[str, str] = {
     "taxi_rsp.feeder._native": "feeder/_native.pyx",
     "taxi_rsp.engine.native._group_table": "taxi_rsp/engine/native/_group_table.pyx",
     "taxi_rsp.engine.native._program": "taxi_rsp/engine/native/_program.pyx",
+    "taxi_rsp.engine.native._correlation": "taxi_rsp/engine/native/_correlation.pyx",
 }
 
 # Packages whose folder is not under taxi_rsp/ in the source tree (pyproject's package-dir).

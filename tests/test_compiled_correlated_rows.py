@@ -1,4 +1,6 @@
-"""The compiled NOT EXISTS / EXISTS / MINUS / OPTIONAL keep the rows under a key in a
+"""The compiled NOT EXISTS / EXISTS / MINUS / OPTIONAL, when they keep their state in
+Python (OPTIONAL always; the others without the native table, which
+``tests/test_native_correlation.py`` covers), keep the rows under a key in a
 list while they are few and in a dict beyond ``_LIST_LIMIT``: both forms, the change
 from one to the other, and rows retracted as equal copies rather than the very object
 inserted (a join's output) all give the reference operator's results after every event.
@@ -30,12 +32,12 @@ CORRELATED = [q for q in JOIN_QUERIES if any(word in q for word in ("EXISTS", "M
 
 
 def _with_limit(limit: int, query: str, events) -> list:
-    saved = correlated._LIST_LIMIT
-    correlated._LIST_LIMIT = limit
-    try:
+    """The outputs of the operator's own dict-based loops (the native table, which has
+    no list limit, off) with lists of at most ``limit`` rows per key."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(correlated, "_LIST_LIMIT", limit)
+        patch.setattr(correlated, "correlation_table_class", lambda: None)
         return _outputs(query, events, compiled=True)
-    finally:
-        correlated._LIST_LIMIT = saved
 
 
 @pytest.mark.parametrize("template", CORRELATED)

@@ -29,6 +29,7 @@ import cython
 
 from taxi_rsp.engine.compiled.codegen import ChunkCompiler, NoFast, Miss, type_codes
 from taxi_rsp.engine.cells import InCell
+from taxi_rsp.engine.native import correlation_table_class
 from taxi_rsp.engine.compiled.generated import define
 from taxi_rsp.engine.rows import contiguous, tuple_getter
 from taxi_rsp.engine.index.oneway import Entry
@@ -80,8 +81,18 @@ class CompiledCorrelated(Operator):
         self._left_key = tuple_getter(self._left_positions)
         self._right_key = tuple_getter(self._right_positions)
         self._handed_over: list[bool] = []  # non-empty once the reference answers
-        self.push_left = self._left_side()
-        self.push_right = self._right_side()
+        # the state in C memory (native tier) for NOT EXISTS / MINUS / EXISTS; the dicts
+        # above (and the closures over them) when it is not built or the run is pure Python
+        table_class = None if self._optional else correlation_table_class()
+        self._native = None if table_class is None else table_class(
+            self._left_positions, self._right_positions, isinstance(reference, AntiJoinOp), self._cells,
+            self._id_order(left, right) if condition is not None else None, retired)
+        if self._native is not None:
+            self.push_left = self._native_side(from_left=True)
+            self.push_right = self._native_side(from_left=False)
+        else:
+            self.push_left = self._left_side()
+            self.push_right = self._right_side()
 
     @property
     def mode(self) -> str:
@@ -89,11 +100,14 @@ class CompiledCorrelated(Operator):
         return "reference" if self._handed_over else "compiled"
 
     def describe(self) -> str:
-        return f"Compiled{self._reference.describe()} ({self.mode})"
+        state = ", native state" if self._native is not None and not self._handed_over else ""
+        return f"Compiled{self._reference.describe()} ({self.mode}{state})"
 
     def state_size(self) -> int:
         if self._handed_over:
             return self._reference.state_size()
+        if self._native is not None:
+            return len(self._native)
         return sum(len(rows) for side in (self._left, self._right) for rows in side.values())
 
     # -- the correlation condition ------------------------------------------------------
@@ -139,11 +153,10 @@ class CompiledCorrelated(Operator):
         ids of non-negative numbers of one type are the type's head plus the value, so
         they compare like the values and the pair needs no decoding; any other pair
         (a negative number, another type, an unbound value) goes to ``holds``."""
-        expr = self._condition_expr
-        if not (isinstance(expr, ast.Call) and expr.op in _COMPARISONS and len(expr.args) == 2
-                and all(isinstance(a, ast.Var) and a.name in schema for a in expr.args)):
+        compared = _compared_variables(self._condition_expr, schema)
+        if compared is None:
             return []
-        first, second = (schema.index(a.name) for a in expr.args)
+        first, second = (schema.index(name) for name in compared[:2])
         code = codes.get(first)
         if code not in (T_INTEGER, T_DECIMAL) or codes.get(second) != code:
             return []
@@ -156,10 +169,22 @@ class CompiledCorrelated(Operator):
                 "    try:",
                 f"        a = {reads[0]}", f"        b = {reads[1]}",
                 f"        if {low} <= a < {high} and {low} <= b < {high}:",
-                f"            return a {_COMPARISONS[expr.op]} b",
+                f"            return a {_COMPARISONS[compared[2]]} b",
                 "    except Exception:  # an unbound value",
                 "        return holds(lrow, rrow)",
                 "    return holds(lrow, rrow)"]
+
+    def _id_order(self, left: tuple[str, ...], right: tuple[str, ...]) -> tuple[int, int, int, int, str] | None:
+        """The native table's form of a condition comparing two variables: ``(side,
+        position, side, position, op)`` (side 0: the left row; a shared variable is read
+        on the left, where the merged row takes it from), or None."""
+        compared = _compared_variables(self._condition_expr, self._reference.merged_schema)
+        if compared is None:
+            return None
+        first, second, op = compared
+        (a_side, a_pos), (b_side, b_pos) = ((0, left.index(v)) if v in left else (1, right.index(v))
+                                            for v in (first, second))
+        return a_side, a_pos, b_side, b_pos, op
 
     # -- deltas --------------------------------------------------------------------------
     # push_left / push_right are closures over the state, built once (no attribute read
@@ -169,6 +194,32 @@ class CompiledCorrelated(Operator):
     # LeftJoinOp) are inlined: a NOT EXISTS / MINUS row is out while it has no match, an
     # EXISTS row while it has one; an OPTIONAL row is out padded with unbound values while
     # it has no match, else merged with each match.
+    def _native_side(self, from_left: bool) -> Callable[[list[Delta]], None]:
+        """The push of one side over the native table: it runs the loop of
+        :meth:`_left_side` / :meth:`_right_side` in C and says where a key part was
+        unbound; from there the reference operator answers."""
+        table = self._native
+        run = table.push_left if from_left else table.push_right
+        sinks, handed_over = self._sinks, self._handed_over
+        reference = self._reference
+        to_reference = reference.push_left if from_left else reference.push_right
+
+        def push(deltas: list[Delta]) -> None:
+            if handed_over:
+                to_reference(deltas)
+                return
+            out, stop = run(deltas)
+            if stop < len(deltas):  # an unbound key part
+                self._hand_over(out)
+                to_reference(deltas[stop:])
+                return
+            if out:
+                for sink in sinks:
+                    sink(out)
+                retired.append(out)  # freed after the event's outputs (see reclaim)
+
+        return push
+
     def _left_side(self) -> Callable[[list[Delta]], None]:
         # typed for the compiled module: dict methods called directly
         left = cython.declare(dict, self._left)
@@ -317,6 +368,15 @@ class CompiledCorrelated(Operator):
         """Emit what is pending, then load both sides into the reference operator."""
         self.emit(pending)
         reference = self._reference
+        if self._native is not None:
+            lefts, rights = self._native.entries()
+            for key, row, mult, matches in lefts:
+                reference.left.put(key, row, Entry(mult, matches))
+            for key, row, count in rights:
+                reference.right.add(key, row, count)
+            self._native.clear()
+            self._handed_over.append(True)
+            return
         bare = len(self.shared) == 1  # _KeyOf keys one variable by its bare value
         for key, rows in self._left.items():
             for row, mult, matches in _in_order(rows):
@@ -462,3 +522,17 @@ def _unbound(key: tuple) -> bool:
         if part is None:
             return True
     return False
+
+
+def _compared_variables(expr: Any, schema: tuple[str, ...]) -> tuple[str, str, str] | None:
+    """``(first, second, op)`` when ``expr`` compares two variables of ``schema``
+    (``?seq2 > ?seq``), else None.
+
+    >>> _compared_variables(ast.Call(">", (ast.Var("b"), ast.Var("a"))), ("a", "b"))
+    ('b', 'a', '>')
+    """
+    if not (isinstance(expr, ast.Call) and expr.op in _COMPARISONS and len(expr.args) == 2
+            and all(isinstance(a, ast.Var) and a.name in schema for a in expr.args)):
+        return None
+    first, second = expr.args
+    return first.name, second.name, expr.op

@@ -6,6 +6,10 @@ install, each structure with a pure-Python twin that is its oracle and its fallb
   rows) and, for a window, its entries (a ring buffer of int64 records): the state of
   :class:`~taxi_rsp.engine.compiled.aggregate.CompiledAggregate` and
   :class:`~taxi_rsp.engine.compiled.group.CompiledGroup`.
+* :class:`CorrelationTable` — the two sides of FILTER NOT EXISTS / MINUS / FILTER EXISTS
+  per key of int64 ids, with their match counts: the state of
+  :class:`~taxi_rsp.engine.compiled.correlated.CompiledCorrelated` (its own dict-based
+  loops are the twin here: the operator runs them when the table is not built).
 
 :func:`group_table_class` gives the C class when the install built it (and the run does
 not ask for pure Python), else the twin: the answers are the same, the twin is slower.
@@ -27,7 +31,13 @@ except ImportError as exc:
 else:
     NATIVE_ERROR = None
 
-__all__ = ["CGroupTable", "PyGroupTable", "group_table_class", "native_available"]
+try:
+    from taxi_rsp.engine.native._correlation import CorrelationTable as CCorrelationTable
+except ImportError:
+    CCorrelationTable = None
+
+__all__ = ["CCorrelationTable", "CGroupTable", "PyGroupTable", "correlation_table_class", "group_table_class",
+           "native_available"]
 
 
 def native_available() -> bool:
@@ -46,3 +56,15 @@ def group_table_class(native: bool | None = None) -> type:
         raise RuntimeError(f"the native group table is not built ({NATIVE_ERROR}); "
                            "reinstall with a C compiler: pip install -e .")
     return CGroupTable
+
+
+def correlation_table_class(native: bool | None = None) -> type | None:
+    """The C :class:`CorrelationTable`, or None: the operator then keeps its state in
+    Python dicts (``native`` False, a pure-Python run, or no build).
+
+    >>> correlation_table_class(native=False) is None
+    True
+    """
+    if native is None:
+        native = not pure_python_requested()
+    return CCorrelationTable if native else None
