@@ -15,6 +15,7 @@ from taxi_rsp.rdf.events import GraphEvent, StarGraph
 TripleIndex = dict  # predicate id -> list of (subject id, object id); key None -> all triples
 
 
+@cython.freelist(8)  # one or two alive per event: reused, not allocated
 @cython.cclass
 class EventView:
     """One graph event as the windows see it: its triple index is built on first use,

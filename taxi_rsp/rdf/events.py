@@ -19,6 +19,7 @@ import cython
 Triple = tuple[int, int, int]
 
 
+@cython.freelist(8)  # one or two alive per event: reused, not allocated
 @cython.cclass
 class GraphEvent:
     """One event: ``triples`` (a tuple, or a :class:`StarGraph` built on demand) at
@@ -95,6 +96,7 @@ class StarLayout:
         self.position = {p: i for i, p in enumerate(predicates)}
 
 
+@cython.freelist(8)  # one or two alive per event: reused, not allocated
 @cython.cclass
 class StarGraph:
     """A star-shaped graph kept as its subject and one object per layout predicate
