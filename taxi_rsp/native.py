@@ -120,8 +120,15 @@ def source_file(module: str) -> Path:
 
 
 def digest(path: Path | str) -> str:
-    """SHA-256 of a source file's bytes."""
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    """SHA-256 of a source file's bytes; for a ``.pyx``, of its bytes and those of the
+    ``.pxd`` files beside it (their inline code is compiled into it: editing one makes the
+    module stale too)."""
+    path = Path(path)
+    sha = hashlib.sha256(path.read_bytes())
+    if path.suffix == ".pyx":
+        for declarations in sorted(path.parent.glob("*.pxd")):
+            sha.update(declarations.read_bytes())
+    return sha.hexdigest()
 
 
 _pure = False  # set once by install(): every native module runs from its Python source

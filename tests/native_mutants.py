@@ -18,8 +18,9 @@ def build_mutant(folder: Path, name: str, original: str, mutant: str) -> ModuleT
     text = (NATIVE / f"{name}.pyx").read_text()
     assert text.count(original) == 1, original
     (folder / f"{name}.pyx").write_text(text.replace(original, mutant))
+    # the project root on the include path: the module's cimports (taxi_rsp.engine.native._key_index)
     subprocess.run([sys.executable, "-c", "from setuptools import setup; from Cython.Build import cythonize; "
-                    f"setup(ext_modules=cythonize(['{name}.pyx'], quiet=True), "
+                    f"setup(ext_modules=cythonize(['{name}.pyx'], quiet=True, include_path=['{NATIVE.parents[2]}']), "
                     "script_args=['build_ext', '--inplace', '-q'])"], cwd=folder, check=True, capture_output=True)
     (built,) = folder.glob(f"{name}*.so")
     spec = importlib.util.spec_from_file_location(name, built)

@@ -31,15 +31,14 @@ from cpython.tuple cimport PyTuple_GET_ITEM
 from libc.stdint cimport int64_t, uint64_t
 from libc.string cimport memmove
 
+from taxi_rsp.engine.native._key_index cimport (EMPTY, KeyIndex, index_add, index_find, index_init, index_make_room,
+                                                index_remove)
+
 cdef extern from "Python.h":
     bint PyLong_CheckExact(object o)
     long long PyLong_AsLongLongAndOverflow(object o, int *overflow) except? -1
 
 from taxi_rsp.rdf import dictionary as _dictionary
-
-cdef enum:
-    EMPTY = -1  # an index place never used
-    GONE = -2  # an index place whose key left (probing goes on past it)
 
 cdef enum:  # comparisons of the id-order condition
     C_LT = 0
@@ -96,12 +95,6 @@ cdef Py_ssize_t rows_find(Rows *rows, object row) except -2:
     return -1
 
 
-cdef inline uint64_t mix(uint64_t h, int64_t part):
-    h ^= <uint64_t> part
-    h *= 0xbf58476d1ce4e5b9ULL
-    return h ^ (h >> 31)
-
-
 cdef class CorrelationTable:
     """The two sides of an anti-join (``anti``) or semi-join, keyed by the shared
     variables at ``left_positions`` / ``right_positions`` of their rows.
@@ -127,8 +120,7 @@ cdef class CorrelationTable:
     cdef Rows *_left
     cdef Rows *_right
     cdef Py_ssize_t *_free
-    cdef Py_ssize_t *_index
-    cdef Py_ssize_t _index_cap, _index_used, _index_gone
+    cdef KeyIndex _index  # key ids -> slot (open addressing, see _key_index.pxd)
     cdef int64_t *_key_buf
 
     def __cinit__(self, left_positions, right_positions, bint anti, list cells, id_order, list retired):
@@ -150,12 +142,7 @@ cdef class CorrelationTable:
             self._fa_side, self._fa_pos, self._fb_side, self._fb_pos, op = id_order
             self._fop = _OPS[op]
         self._grow_slots(8)
-        self._index_cap = 16
-        self._index = <Py_ssize_t *> PyMem_Malloc(self._index_cap * sizeof(Py_ssize_t))
-        if self._index == NULL:
-            raise MemoryError()
-        for i in range(self._index_cap):
-            self._index[i] = EMPTY
+        index_init(&self._index, 16)
 
     def __dealloc__(self):
         cdef Py_ssize_t s, i
@@ -174,7 +161,7 @@ cdef class CorrelationTable:
         PyMem_Free(self._left)
         PyMem_Free(self._right)
         PyMem_Free(self._free)
-        PyMem_Free(self._index)
+        PyMem_Free(self._index.places)
 
     def __reduce__(self):
         raise TypeError("a CorrelationTable is not picklable")
@@ -223,54 +210,14 @@ cdef class CorrelationTable:
             self._key_buf[i] = value
         return True
 
-    cdef inline uint64_t _hash(self, int64_t *key):
-        cdef uint64_t h = 0x9E3779B97F4A7C15ULL
-        cdef Py_ssize_t i
-        for i in range(self.key_width):
-            h = mix(h, key[i])
-        return h
-
-    cdef Py_ssize_t _find(self):
+    cdef inline Py_ssize_t _find(self):
         """The slot of the key in ``_key_buf``, or -1."""
-        cdef Py_ssize_t mask = self._index_cap - 1
-        cdef Py_ssize_t at = self._hash(self._key_buf) & mask, slot, i
-        cdef int64_t *held
-        while True:
-            slot = self._index[at]
-            if slot == EMPTY:
-                return -1
-            if slot >= 0:
-                held = self._keys + slot * self.key_width
-                for i in range(self.key_width):
-                    if held[i] != self._key_buf[i]:
-                        break
-                else:
-                    return slot
-            at = (at + 1) & mask
-
-    cdef int _rehash(self, Py_ssize_t cap) except -1:
-        cdef Py_ssize_t *index = <Py_ssize_t *> PyMem_Malloc(cap * sizeof(Py_ssize_t))
-        cdef Py_ssize_t i, slot, at
-        if index == NULL:
-            raise MemoryError()
-        for i in range(cap):
-            index[i] = EMPTY
-        for i in range(self._index_cap):
-            slot = self._index[i]
-            if slot >= 0:
-                at = self._hash(self._keys + slot * self.key_width) & (cap - 1)
-                while index[at] != EMPTY:
-                    at = (at + 1) & (cap - 1)
-                index[at] = slot
-        PyMem_Free(self._index)
-        self._index, self._index_cap, self._index_gone = index, cap, 0
-        return 0
+        return index_find(&self._index, self._keys, self.key_width, self._key_buf)
 
     cdef Py_ssize_t _new_slot(self) except -1:
         """A slot for the key in ``_key_buf`` (not held yet), indexed."""
-        cdef Py_ssize_t slot, at, mask
-        if (self._index_used + self._index_gone + 1) * 2 > self._index_cap:
-            self._rehash(self._index_cap * 2 if self._index_used * 4 >= self._index_cap else self._index_cap)
+        cdef Py_ssize_t slot
+        index_make_room(&self._index, self._keys, self.key_width)
         if self._n_free:
             self._n_free -= 1
             slot = self._free[self._n_free]
@@ -280,28 +227,14 @@ cdef class CorrelationTable:
             slot = self._slots_used
             self._slots_used += 1
         memmove(self._keys + slot * self.key_width, self._key_buf, self.key_width * sizeof(int64_t))
-        mask = self._index_cap - 1
-        at = self._hash(self._key_buf) & mask
-        while self._index[at] >= 0:
-            at = (at + 1) & mask
-        if self._index[at] == GONE:
-            self._index_gone -= 1
-        self._index[at] = slot
-        self._index_used += 1
+        index_add(&self._index, self._key_buf, self.key_width, slot)
         return slot
 
     cdef int _drop_if_empty(self, Py_ssize_t slot) except -1:
         """Unindex a key whose rows all left and free its slot."""
-        cdef Py_ssize_t mask, at
         if self._left[slot].size or self._right[slot].size:
             return 0
-        mask = self._index_cap - 1
-        at = self._hash(self._keys + slot * self.key_width) & mask
-        while self._index[at] != slot:
-            at = (at + 1) & mask
-        self._index[at] = GONE
-        self._index_used -= 1
-        self._index_gone += 1
+        index_remove(&self._index, self._keys + slot * self.key_width, self.key_width, slot)
         self._free[self._n_free] = slot
         self._n_free += 1
         return 0
@@ -464,6 +397,6 @@ cdef class CorrelationTable:
             while self._right[s].size:
                 self._let_go(&self._right[s], self._right[s].size - 1)
         self._slots_used = self._n_free = 0
-        self._index_used = self._index_gone = 0
-        for i in range(self._index_cap):
-            self._index[i] = EMPTY
+        self._index.used = self._index.gone = 0
+        for i in range(self._index.cap):
+            self._index.places[i] = EMPTY

@@ -26,6 +26,8 @@ from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from libc.stdint cimport INT64_MIN, int64_t, uint64_t
 from libc.string cimport memmove, memset
 
+from taxi_rsp.engine.native._key_index cimport KeyIndex, index_add, index_find, index_init, index_make_room, index_remove
+
 cdef extern from *:
     bint __builtin_add_overflow(int64_t a, int64_t b, int64_t *out) nogil
     bint __builtin_mul_overflow(int64_t a, int64_t b, int64_t *out) nogil
@@ -42,8 +44,6 @@ cdef dict _KIND_CODES = {"COUNT": K_COUNT, "SUM": K_SUM, "AVG": K_AVG, "MIN": K_
                          "MEDIAN": K_MEDIAN}
 
 cdef enum:
-    EMPTY = -1  # hash index: never used
-    GONE = -2  # hash index: a removed group (probes go on past it)
     COMPACT_AFTER = 16  # a monotonic queue's dead prefix longer than this (and its live part) is cut
 
 cdef enum:
@@ -143,12 +143,6 @@ cdef inline void sorted_remove(Vec *v, int64_t value):
         v.size -= 1
 
 
-cdef inline uint64_t mix(uint64_t h, int64_t part):
-    h ^= <uint64_t> part
-    h *= 0xbf58476d1ce4e5b9ULL
-    return h ^ (h >> 31)
-
-
 cdef inline int64_t as_int64(object value) except? -1:
     """A Python int as int64 (OverflowError beyond it, TypeError for another type)."""
     if type(value) is not int:
@@ -188,9 +182,7 @@ cdef class GroupTable:
     # touched since the last take_changes, in first-touch order
     cdef Py_ssize_t *_dirty
     cdef Py_ssize_t _n_dirty
-    # the hash index: slot or EMPTY/GONE, capacity a power of 2
-    cdef Py_ssize_t *_index
-    cdef Py_ssize_t _index_cap, _index_used, _index_gone
+    cdef KeyIndex _index  # key ids -> slot (open addressing, see _key_index.pxd)
     cdef int64_t *_key_buf
     cdef int64_t *_arg_buf
     cdef char *_arg_error
@@ -241,7 +233,7 @@ cdef class GroupTable:
         self._py_keys, self._outputs = [], []
         self._grow_ring(64)
         self._grow_slots(16)
-        self._rehash(32)
+        index_init(&self._index, 32)
         if implicit:
             self._new_group(())
 
@@ -274,7 +266,7 @@ cdef class GroupTable:
         PyMem_Free(self._bound)
         PyMem_Free(self._free)
         PyMem_Free(self._dirty)
-        PyMem_Free(self._index)
+        PyMem_Free(self._index.places)
 
     def __reduce__(self):
         raise TypeError("a GroupTable is not picklable")
@@ -319,57 +311,14 @@ cdef class GroupTable:
         self._slot_cap = cap
         return 0
 
-    cdef int _rehash(self, Py_ssize_t cap) except -1:
-        """A fresh index of ``cap`` places holding every live slot (tombstones dropped)."""
-        cdef Py_ssize_t *index = <Py_ssize_t *> PyMem_Malloc(cap * sizeof(Py_ssize_t))
-        cdef Py_ssize_t i, slot, at
-        if index == NULL:
-            raise MemoryError()
-        for i in range(cap):
-            index[i] = EMPTY
-        for i in range(self._index_cap):
-            slot = self._index[i]
-            if slot >= 0:
-                at = self._hash(self._keys + slot * self.key_width) & (cap - 1)
-                while index[at] != EMPTY:
-                    at = (at + 1) & (cap - 1)
-                index[at] = slot
-        PyMem_Free(self._index)
-        self._index, self._index_cap, self._index_gone = index, cap, 0
-        return 0
-
-    cdef inline uint64_t _hash(self, int64_t *key):
-        cdef uint64_t h = 0x9E3779B97F4A7C15ULL
-        cdef Py_ssize_t i
-        for i in range(self.key_width):
-            h = mix(h, key[i])
-        return h
-
-    cdef inline bint _same_key(self, Py_ssize_t slot, int64_t *key):
-        cdef int64_t *held = self._keys + slot * self.key_width
-        cdef Py_ssize_t i
-        for i in range(self.key_width):
-            if held[i] != key[i]:
-                return False
-        return True
-
-    cdef Py_ssize_t _find(self, int64_t *key):
+    cdef inline Py_ssize_t _find(self, int64_t *key):
         """The slot of ``key`` or -1."""
-        cdef Py_ssize_t mask = self._index_cap - 1
-        cdef Py_ssize_t at = self._hash(key) & mask, slot
-        while True:
-            slot = self._index[at]
-            if slot == EMPTY:
-                return -1
-            if slot >= 0 and self._same_key(slot, key):
-                return slot
-            at = (at + 1) & mask
+        return index_find(&self._index, self._keys, self.key_width, key)
 
     cdef Py_ssize_t _new_group(self, tuple key) except -1:
         """A slot for ``key`` (its parts already in ``_key_buf``), indexed and touched."""
-        cdef Py_ssize_t slot, j, at, mask
-        if (self._index_used + self._index_gone + 1) * 2 > self._index_cap:
-            self._rehash(self._index_cap * 2 if self._index_used * 4 >= self._index_cap else self._index_cap)
+        cdef Py_ssize_t slot, j
+        index_make_room(&self._index, self._keys, self.key_width)
         if self._n_free:
             self._n_free -= 1
             slot = self._free[self._n_free]
@@ -394,25 +343,12 @@ cdef class GroupTable:
         self._touched[slot] = 1
         self._dirty[self._n_dirty] = slot
         self._n_dirty += 1
-        mask = self._index_cap - 1
-        at = self._hash(self._key_buf) & mask
-        while self._index[at] >= 0:
-            at = (at + 1) & mask
-        if self._index[at] == GONE:
-            self._index_gone -= 1
-        self._index[at] = slot
-        self._index_used += 1
+        index_add(&self._index, self._key_buf, self.key_width, slot)
         return slot
 
     cdef void _drop_group(self, Py_ssize_t slot):
         """Unindex an emptied group and free its slot for reuse."""
-        cdef Py_ssize_t mask = self._index_cap - 1
-        cdef Py_ssize_t at = self._hash(self._keys + slot * self.key_width) & mask
-        while self._index[at] != slot:
-            at = (at + 1) & mask
-        self._index[at] = GONE
-        self._index_used -= 1
-        self._index_gone += 1
+        index_remove(&self._index, self._keys + slot * self.key_width, self.key_width, slot)
         self._py_keys[slot] = None
         self._outputs[slot] = None
         self._free[self._n_free] = slot
@@ -880,7 +816,7 @@ cdef class GroupTable:
             slot = self._dirty[d]
             if self._touched[slot] and (not self._bounded or self._compare(slot, -1) < 0):
                 reported = self._head_insert(slot) < self._rank_wanted or reported
-        if self._head_size < self._rank_wanted and self._index_used > self._head_size:
+        if self._head_size < self._rank_wanted and self._index.used > self._head_size:
             self._refill()
             reported = True
         if not reported:  # the reported groups and their order are as they were
@@ -954,8 +890,8 @@ cdef class GroupTable:
         cdef list out = [], values
         cdef Py_ssize_t i, j, k, slot
         cdef Vec *v
-        for i in range(self._index_cap):
-            slot = self._index[i]
+        for i in range(self._index.cap):
+            slot = self._index.places[i]
             if slot < 0:
                 continue
             values = []
@@ -974,8 +910,8 @@ cdef class GroupTable:
         """Key -> last output row of every group held."""
         cdef Py_ssize_t i, slot
         cdef dict out = {}
-        for i in range(self._index_cap):
-            slot = self._index[i]
+        for i in range(self._index.cap):
+            slot = self._index.places[i]
             if slot >= 0:
                 out[self._py_keys[slot]] = self._outputs[slot]
         return out
@@ -985,13 +921,13 @@ cdef class GroupTable:
         return [(self._py_keys[self._dirty[d]], self._outputs[self._dirty[d]]) for d in range(self._n_dirty)]
 
     def group_count(self) -> int:
-        return self._index_used
+        return self._index.used
 
     def held_values(self) -> int:
         """How many MIN/MAX/MEDIAN values the groups store (a queue's dead prefix included)."""
         cdef Py_ssize_t i, j, slot, held = 0
-        for i in range(self._index_cap):
-            slot = self._index[i]
+        for i in range(self._index.cap):
+            slot = self._index.places[i]
             if slot >= 0:
                 for j in range(self.n_vec):
                     held += self._vecs[slot * self.n_vec + j].size
