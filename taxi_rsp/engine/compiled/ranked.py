@@ -42,7 +42,9 @@ from taxi_rsp.rdf.dictionary import Dictionary
 
 class _RankedRoot:
     """What a group operator ranked in its table adds: it is its query's ordered root
-    (``changed``, :meth:`snapshot`) instead of emitting its groups' changes. (Mixed into
+    (``changed``, :meth:`snapshot`) instead of emitting its groups' changes. ``changed``
+    is a plain attribute (the report reads it every instant), kept equal to the reference
+    top-k's after a hand-over. (Mixed into
     :class:`CompiledAggregate` and :class:`CompiledGroup`, whose ``_table``, ``mode``,
     ``_keys`` and hooks it uses.)"""
 
@@ -59,20 +61,19 @@ class _RankedRoot:
         self.limit, self.offset = limit, offset
         self._table.rank_by(self._order, offset, limit)
         self._topk = reference_topk
-        self.connect(reference_topk.push)  # type: ignore[attr-defined] # only the reference group emits, after a hand-over
+        self.connect(self._to_reference_topk)  # type: ignore[attr-defined] # only the reference group emits, after a hand-over
         self._rows: list[Row] = []
-        self._changed = True
+        self.changed = True  # whether the reported rows may differ from the last snapshot
 
-    @property
-    def changed(self) -> bool:
-        """Whether the reported rows may differ from the last snapshot."""
-        return self._topk.changed if self.mode == "reference" else self._changed
+    def _to_reference_topk(self, deltas: list) -> None:
+        self._topk.push(deltas)
+        self.changed = self._topk.changed
 
     def snapshot(self) -> list[Row]:
         """The reported rows (OFFSET/LIMIT applied), as the reference top-k orders them."""
+        self.changed = False
         if self.mode == "reference":
             return self._topk.snapshot()
-        self._changed = False
         return self._rows
 
     def describe(self) -> str:
@@ -88,7 +89,7 @@ class _RankedRoot:
             rows = table.ranked_flush()
             if rows is not None:
                 self._rows = rows
-                self._changed = True
+                self.changed = True
 
         return flush
 
