@@ -368,25 +368,26 @@ class CompiledCorrelated(Operator):
         """Emit what is pending, then load both sides into the reference operator."""
         self.emit(pending)
         reference = self._reference
+        lefts, rights = self._native.entries() if self._native is not None else self._dict_entries()
+        for key, row, mult, matches in lefts:
+            reference.left.put(key, row, Entry(mult, matches))
+        for key, row, count in rights:
+            reference.right.add(key, row, count)
         if self._native is not None:
-            lefts, rights = self._native.entries()
-            for key, row, mult, matches in lefts:
-                reference.left.put(key, row, Entry(mult, matches))
-            for key, row, count in rights:
-                reference.right.add(key, row, count)
             self._native.clear()
-            self._handed_over.append(True)
-            return
-        bare = len(self.shared) == 1  # _KeyOf keys one variable by its bare value
-        for key, rows in self._left.items():
-            for row, mult, matches in _in_order(rows):
-                reference.left.put((key,) if bare else key, row, Entry(mult, matches))
-        for key, held in self._right.items():
-            for entry in _in_order(held):
-                reference.right.add((key,) if bare else key, _row_of(entry), _count_of(entry))
         self._left.clear()
         self._right.clear()
         self._handed_over.append(True)
+
+    def _dict_entries(self) -> tuple[list[tuple], list[tuple]]:
+        """What the dicts hold, as the native table's ``entries()`` lists it: ``(key, row,
+        multiplicity, matches)`` per left row, ``(key, row, multiplicity)`` per right row."""
+        bare = len(self.shared) == 1  # _KeyOf keys one variable by its bare value
+        lefts = [((key,) if bare else key, row, mult, matches)
+                 for key, rows in self._left.items() for row, mult, matches in _in_order(rows)]
+        rights = [((key,) if bare else key, _row_of(entry), _count_of(entry))
+                  for key, held in self._right.items() for entry in _in_order(held)]
+        return lefts, rights
 
 
 def compile_correlated(reference: Correlated, left: tuple[str, ...], right: tuple[str, ...],

@@ -24,15 +24,15 @@ operator, which answers from then on. The Python operator is this table's oracle
 fallback without a C compiler (``tests/test_native_correlation.py``).
 """
 
-from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.object cimport Py_EQ, PyObject_RichCompareBool
 from cpython.ref cimport Py_DECREF, Py_INCREF, PyObject
 from cpython.tuple cimport PyTuple_GET_ITEM
-from libc.stdint cimport int64_t, uint64_t
+from libc.stdint cimport int64_t
 from libc.string cimport memmove
 
-from taxi_rsp.engine.native._key_index cimport (EMPTY, KeyIndex, index_add, index_find, index_init, index_make_room,
-                                                index_remove)
+from taxi_rsp.engine.native._key_index cimport KeyIndex, index_add, index_find, index_init, index_make_room, index_remove
+from taxi_rsp.engine.native._memory cimport grown
 
 cdef extern from "Python.h":
     bint PyLong_CheckExact(object o)
@@ -69,13 +69,9 @@ cdef struct Rows:  # the rows of one side under one key, in arrival order
 
 cdef int rows_append(Rows *rows, object row, int64_t mult, int64_t matches) except -1:
     cdef Py_ssize_t cap
-    cdef Held *data
     if rows.size == rows.cap:
         cap = rows.cap * 2 if rows.cap else 2
-        data = <Held *> PyMem_Realloc(rows.data, cap * sizeof(Held))
-        if data == NULL:
-            raise MemoryError()
-        rows.data, rows.cap = data, cap
+        rows.data, rows.cap = <Held *> grown(rows.data, cap * sizeof(Held)), cap
     Py_INCREF(row)
     rows.data[rows.size].row = <PyObject *> row
     rows.data[rows.size].mult = mult
@@ -173,22 +169,10 @@ cdef class CorrelationTable:
     # -- keys ----------------------------------------------------------------------------
     cdef int _grow_slots(self, Py_ssize_t cap) except -1:
         cdef Py_ssize_t s
-        cdef int64_t *keys = <int64_t *> PyMem_Realloc(self._keys, cap * self.key_width * sizeof(int64_t))
-        if keys == NULL:
-            raise MemoryError()
-        self._keys = keys
-        cdef Rows *left = <Rows *> PyMem_Realloc(self._left, cap * sizeof(Rows))
-        if left == NULL:
-            raise MemoryError()
-        self._left = left
-        cdef Rows *right = <Rows *> PyMem_Realloc(self._right, cap * sizeof(Rows))
-        if right == NULL:
-            raise MemoryError()
-        self._right = right
-        cdef Py_ssize_t *free = <Py_ssize_t *> PyMem_Realloc(self._free, cap * sizeof(Py_ssize_t))
-        if free == NULL:
-            raise MemoryError()
-        self._free = free
+        self._keys = <int64_t *> grown(self._keys, cap * self.key_width * sizeof(int64_t))
+        self._left = <Rows *> grown(self._left, cap * sizeof(Rows))
+        self._right = <Rows *> grown(self._right, cap * sizeof(Rows))
+        self._free = <Py_ssize_t *> grown(self._free, cap * sizeof(Py_ssize_t))
         for s in range(self._slot_cap, cap):
             self._left[s].data, self._left[s].size, self._left[s].cap = NULL, 0, 0
             self._right[s].data, self._right[s].size, self._right[s].cap = NULL, 0, 0
@@ -390,13 +374,13 @@ cdef class CorrelationTable:
 
     def clear(self) -> None:
         """Let every row go (to ``retired``)."""
-        cdef Py_ssize_t s, i
+        cdef Py_ssize_t s
         for s in range(self._slots_used):
             while self._left[s].size:
                 self._let_go(&self._left[s], self._left[s].size - 1)
             while self._right[s].size:
                 self._let_go(&self._right[s], self._right[s].size - 1)
         self._slots_used = self._n_free = 0
-        self._index.used = self._index.gone = 0
-        for i in range(self._index.cap):
-            self._index.places[i] = EMPTY
+        PyMem_Free(self._index.places)
+        self._index.places = NULL  # (freed again by __dealloc__ if index_init fails)
+        index_init(&self._index, 16)

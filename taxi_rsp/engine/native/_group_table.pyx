@@ -23,9 +23,10 @@ hands the window over to the reference interpreter, which is exact.
 """
 
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
-from libc.stdint cimport INT64_MIN, int64_t, uint64_t
+from libc.stdint cimport INT64_MIN, int64_t
 from libc.string cimport memmove, memset
 
+from taxi_rsp.engine.native._memory cimport grown
 from taxi_rsp.engine.native._key_index cimport KeyIndex, index_add, index_find, index_init, index_make_room, index_remove
 
 cdef extern from *:
@@ -83,15 +84,6 @@ cdef int vec_reserve(Vec *v, Py_ssize_t need) except -1:
         raise MemoryError()
     v.data, v.cap = data, cap
     return 0
-
-
-cdef void *grown(void *memory, size_t size) except NULL:
-    """``memory`` reallocated to ``size`` bytes (MemoryError when it cannot be; the old
-    block then stays valid, and its owner frees it)."""
-    cdef void *moved = PyMem_Realloc(memory, size)
-    if moved == NULL:
-        raise MemoryError()
-    return moved
 
 
 cdef inline void queue_push(Vec *v, int64_t value, bint is_max):

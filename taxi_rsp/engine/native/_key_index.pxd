@@ -1,6 +1,6 @@
 # cython: language_level=3
 # An open-addressing index from keys of int64 term ids to slots, shared by the native
-# tables (_group_table.pyx, _correlation.pyx): inline functions, so each table's lookups
+# tables (_group_table.pyx, _correlation.pyx; with _memory.pxd): inline functions, so each table's lookups
 # are compiled into it (no call across modules). The keys live in the table's own array
 # (``width`` int64 per slot); the index holds slot numbers, EMPTY where no key ever was and
 # GONE where one left (probing goes on past it). Linear probing over a power-of-two size,
