@@ -121,12 +121,12 @@ def source_file(module: str) -> Path:
 
 def digest(path: Path | str) -> str:
     """SHA-256 of a source file's bytes; for a ``.pyx``, of its bytes and those of the
-    ``.pxd`` files beside it (their inline code is compiled into it: editing one makes the
+    ``.pxd`` and ``.pxi`` files beside it (their code is compiled into it: editing one makes the
     module stale too)."""
     path = Path(path)
     sha = hashlib.sha256(path.read_bytes())
     if path.suffix == ".pyx":
-        for declarations in sorted(path.parent.glob("*.pxd")):
+        for declarations in sorted([*path.parent.glob("*.pxd"), *path.parent.glob("*.pxi")]):
             sha.update(declarations.read_bytes())
     return sha.hexdigest()
 

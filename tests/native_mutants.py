@@ -12,15 +12,21 @@ from types import ModuleType
 NATIVE = Path(__file__).resolve().parents[1] / "taxi_rsp" / "engine" / "native"
 
 
-def build_mutant(folder: Path, name: str, original: str, mutant: str) -> ModuleType:
-    """``taxi_rsp/engine/native/<name>.pyx`` with ``original`` (found exactly once)
-    replaced by ``mutant``, compiled in ``folder``; the loaded module."""
-    text = (NATIVE / f"{name}.pyx").read_text()
+def build_mutant(folder: Path, name: str, original: str, mutant: str, source: str | None = None) -> ModuleType:
+    """``taxi_rsp/engine/native/<name>.pyx`` with ``original`` (found exactly once in it,
+    or in the file it includes named ``source``, e.g. ``_ranked_pairs.pxi``) replaced by
+    ``mutant``, compiled in ``folder``; the loaded module."""
+    mutated = source or f"{name}.pyx"
+    text = (NATIVE / mutated).read_text()
     assert text.count(original) == 1, original
-    (folder / f"{name}.pyx").write_text(text.replace(original, mutant))
-    # the project root on the include path: the module's cimports (taxi_rsp.engine.native._key_index)
+    (folder / mutated).write_text(text.replace(original, mutant))
+    if mutated != f"{name}.pyx":  # the module itself unchanged: it includes the mutant beside it
+        (folder / f"{name}.pyx").write_text((NATIVE / f"{name}.pyx").read_text())
+    # the project root on the include path for the module's cimports
+    # (taxi_rsp.engine.native._key_index), the native folder for the files it includes
     subprocess.run([sys.executable, "-c", "from setuptools import setup; from Cython.Build import cythonize; "
-                    f"setup(ext_modules=cythonize(['{name}.pyx'], quiet=True, include_path=['{NATIVE.parents[2]}']), "
+                    f"setup(ext_modules=cythonize(['{name}.pyx'], quiet=True, "
+                    f"include_path=['{NATIVE.parents[2]}', '{NATIVE}']), "
                     "script_args=['build_ext', '--inplace', '-q'])"], cwd=folder, check=True, capture_output=True)
     (built,) = folder.glob(f"{name}*.so")
     spec = importlib.util.spec_from_file_location(name, built)

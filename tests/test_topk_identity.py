@@ -38,9 +38,10 @@ def _holding_one_row() -> tuple[CompiledTopK, tuple]:
 @pytest.mark.parametrize("query", ["q2"])
 def test_the_debs_queries_top_k_stays_keyed_by_identity(query: str) -> None:
     """Q2's join of two groups retracts the very rows it emitted, also after a group's
-    row was rebuilt equal at an instant (the group keeps the emitted one). (Q1's groups
-    are ranked in their table: it has no top-k operator, see test_ranked_table.py.)"""
-    engine = Engine()
+    row was rebuilt equal at an instant (the group keeps the emitted one). Planned as the
+    join and a top-k (``top_k="sorted"``): by default Q2's pairs of groups and Q1's groups
+    are ranked in their tables (test_ranked_join.py, test_ranked_table.py)."""
+    engine = Engine(top_k="sorted")
     register(engine, (ROOT / "queries" / f"{query}.cqels").read_text(), query)
     for event in Feeder(SAMPLE, engine.dictionary):
         engine.process(event)

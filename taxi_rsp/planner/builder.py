@@ -25,6 +25,7 @@ from dataclasses import replace
 
 from taxi_rsp.algebra import plan as P
 from taxi_rsp.engine.compiled.aggregate import FUSABLE
+from taxi_rsp.engine.compiled.ranked_join import rank_programs
 from taxi_rsp.engine.config import EngineConfig
 from taxi_rsp.engine.graphs import per_graph_plan
 from taxi_rsp.engine.ops.match import variable_positions
@@ -114,6 +115,29 @@ def ranked_aggregate(topk: X.TopK) -> X.RankedAggregate | None:
     return X.RankedAggregate(groups.schema, groups, topk.order, topk.limit, topk.offset)
 
 
+def ranked_join(topk: X.TopK) -> X.RankedJoin | None:
+    """The ordered root ``topk`` as pairs of groups ranked in their tables, when it reads a
+    specialised join of two specialised GROUP BYs (over windows or over any input) on
+    exactly their keys (one tuple of variables for both) through BIND steps only, and
+    every ORDER BY part has a rank program; else None."""
+    join = topk.child
+    if not topk.specialised or topk.limit is None or not isinstance(join, X.Join) or not join.specialised:
+        return None
+    sides = (join.left, join.right)
+    if not all(isinstance(g, X.WindowAggregate) or (isinstance(g, X.Group) and g.specialised) for g in sides):
+        return None
+    left, right = sides
+    assert isinstance(left, (X.WindowAggregate, X.Group)) and isinstance(right, (X.WindowAggregate, X.Group))
+    keys = left.keys
+    if not keys or right.keys != keys or [v for v in left.schema if v in right.schema] != list(keys):
+        return None
+    extends = {step.var: step.expr for step in topk.extends.steps} if topk.extends is not None else {}
+    if rank_programs(list(topk.order), extends, keys, tuple(v for v, _ in left.aggregates),
+                     tuple(v for v, _ in right.aggregates)) is None:
+        return None
+    return X.RankedJoin(topk.schema, topk)
+
+
 class PlanBuilder:
     """Plans logical plans for one engine's static data and configuration."""
 
@@ -141,7 +165,9 @@ class PlanBuilder:
             if tma is not None:
                 return tma
         topk = self._topk(node, emits_deltas=False)
-        return (ranked_aggregate(topk) if top_k == "auto" else None) or topk
+        if top_k != "auto":
+            return topk
+        return ranked_aggregate(topk) or ranked_join(topk) or topk
 
     # -- one method per plan node ----------------------------------------------------
     def build(self, node: P.PlanNode) -> X.Node:

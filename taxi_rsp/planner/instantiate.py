@@ -21,15 +21,18 @@ from functools import partial
 
 from taxi_rsp.algebra import plan as P
 from taxi_rsp.algebra.analysis import expr_vars
+from taxi_rsp.algebra.pretty import format_expr
 from taxi_rsp.engine.compiled.aggregate import CompiledAggregate
 from taxi_rsp.engine.compiled.correlated import compile_correlated
 from taxi_rsp.engine.compiled.group import CompiledGroup
 from taxi_rsp.engine.compiled.join import CompiledJoin
 from taxi_rsp.engine.compiled.match import CompiledMatcher
 from taxi_rsp.engine.compiled.ranked import RankedAggregate, RankedGroup
+from taxi_rsp.engine.compiled.ranked_join import RankedJoin, rank_programs
 from taxi_rsp.engine.compiled.topk import CompiledTopK
 from taxi_rsp.engine.compiled.window import specialise_window
 from taxi_rsp.engine.expr import compile_expr
+from taxi_rsp.engine.native import ranked_pairs_class
 from taxi_rsp.engine.native.program import compile_steps
 from taxi_rsp.engine.ops.base import Delta, Operator
 from taxi_rsp.engine.ops.distinct import DistinctOp
@@ -106,14 +109,7 @@ class _Instantiation:
                 child.connect(op.push)
                 return op
             case X.Join():
-                left, right = self.make(node.left), self.make(node.right)
-                join: Operator = JoinOp(left.schema, right.schema)
-                if node.specialised:
-                    join = CompiledJoin(left.schema, right.schema, join)
-                self._add(join)
-                left.connect(join.push_left)
-                right.connect(join.push_right)
-                return join
+                return self._join(node, self.make(node.left), self.make(node.right))
             case X.MultiJoin():
                 return self._multijoin(node)
             case X.Correlated():
@@ -133,6 +129,8 @@ class _Instantiation:
                     node, window), self.dictionary))
             case X.RankedAggregate():
                 return self._ranked(node)
+            case X.RankedJoin():
+                return self._ranked_join(node)
             case X.Distinct():
                 child = self.make(node.child)
                 distinct = self._add(DistinctOp(child.schema))
@@ -257,8 +255,44 @@ class _Instantiation:
         right.connect(correlated.push_right)
         return correlated
 
+    def _join(self, node: X.Join, left: Operator, right: Operator) -> Operator:
+        join: Operator = JoinOp(left.schema, right.schema)
+        if node.specialised:
+            join = CompiledJoin(left.schema, right.schema, join)
+        self._add(join)
+        left.connect(join.push_left)
+        right.connect(join.push_right)
+        return join
+
+    def _ranked_join(self, node: X.RankedJoin) -> Operator:
+        """Pairs of groups ranked in their C tables, the ordered root; the join and the
+        top-k it stands for are built beside it (they answer after a hand-over), and are
+        the root themselves when the tables are not native."""
+        join_node = node.topk.child
+        assert isinstance(join_node, X.Join)
+        left, right = self.make(join_node.left), self.make(join_node.right)
+        topk = self._topk_over(node.topk, self._join(join_node, left, right))
+        pairs_class = ranked_pairs_class()
+        if pairs_class is None or not all(isinstance(op, (CompiledAggregate, CompiledGroup)) for op in (left, right)):
+            return topk
+        extends = node.topk.extends
+        programs = rank_programs(list(node.topk.order),
+                                 {step.var: step.expr for step in extends.steps} if extends is not None else {},
+                                 join_node.left.keys, tuple(v for v, _ in join_node.left.aggregates),  # type: ignore[attr-defined]
+                                 tuple(v for v, _ in join_node.right.aggregates))  # type: ignore[attr-defined]
+        assert programs is not None  # the planner checked (ranked_join)
+        order = ", ".join(f"{'DESC' if desc else 'ASC'} {format_expr(expr)}" for expr, desc in node.topk.order)
+        try:
+            ranked = RankedJoin(left, right, topk, programs, pairs_class, order)
+        except TypeError:  # the groups' tables are the pure-Python twin's: no C pairs over them
+            return topk
+        return self._add(ranked)
+
     def _topk(self, node: X.TopK) -> Operator:
-        child = self.make(node.child)
+        return self._topk_over(node, self.make(node.child))
+
+    def _topk_over(self, node: X.TopK, child: Operator) -> Operator:
+        """The top-k of ``node`` over the operator ``child``."""
         extends = node.extends
         schema = extends.schema if extends is not None else child.schema  # the rows the top-k orders
         order = [(self._expr(expr, schema), desc) for expr, desc in node.order]

@@ -254,6 +254,31 @@ class RankedAggregate(Node):
 
 
 @dataclass(frozen=True)
+class RankedJoin(Node):
+    """The ordered root ``ORDER BY … LIMIT`` over BINDs over a join of two specialised
+    GROUP BYs on exactly their (equal) keys, every ORDER BY part a rank program of both
+    groups' aggregates, keys and numbers (:func:`~taxi_rsp.engine.compiled.ranked_join.rank_programs`):
+    the pairs of groups are ranked in the tables, rows are built only for the reported
+    pairs. ``topk`` is the plan it stands for: built beside it, it answers after a
+    hand-over."""
+
+    topk: TopK
+
+    @property
+    def inputs(self) -> tuple[Node, ...]:
+        return self.topk.child.inputs
+
+    def label(self) -> str:
+        order = ", ".join(f"{'DESC' if desc else 'ASC'} {format_expr(expr)}" for expr, desc in self.topk.order)
+        join = self.topk.child
+        assert isinstance(join, Join)
+        keys = [v for v in join.left.schema if v in join.right.schema]
+        absorbed = f" + {_steps(self.topk.extends.steps)}" if self.topk.extends is not None else ""
+        return (f"RankedJoin [specialised] on {_keys(tuple(keys))}: pairs ranked by {order} offset "
+                f"{self.topk.offset} limit {self.topk.limit}{absorbed}")
+
+
+@dataclass(frozen=True)
 class Distinct(Node):
     child: Node
 

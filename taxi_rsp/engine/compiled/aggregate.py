@@ -114,6 +114,7 @@ class CompiledAggregate(Operator):
                                   partial(report_before_first_row, self._table, self._reference),
                                   self._table.next_expiry]
         self._kinds: list[Any] = []
+        self._ranker: Any = None  # a RankedJoin reading the table's changes (see hold_rows)
         self.mode = "specialised on the first row"  # then "compiled" or "reference"
         self.source = ""  # the generated per-row code, when that is what runs
         self.program: Any = None  # else the native program
@@ -217,8 +218,35 @@ class CompiledAggregate(Operator):
         self._flush = self._table_flush()
 
     def _table_flush(self) -> Any:
-        """The flush once compiled: the changed groups' rows to the consumers."""
+        """The flush once compiled: the changed groups' rows to the consumers (none while
+        a ranker reads the table's changes itself, see :meth:`hold_rows`)."""
+        if self._ranker is not None:
+            return idle_flush
         return partial(self._table.flush, self._sinks, retired.append)
+
+    # -- a ranker reading the table (compiled/ranked_join.py) ----------------------------
+    def table_state(self) -> Any:
+        """The table holding the groups."""
+        return self._table
+
+    def hold_rows(self, ranker: Any) -> None:
+        """Emit no rows: ``ranker`` reads the table's changes at each instant, and its
+        ``hand_over()`` runs before this operator hands its table to the reference.
+        (Called when the plan is built, before any row.)"""
+        self._ranker = ranker
+
+    def release_rows(self) -> None:
+        """Emit rows from now on, at once every group's current row."""
+        self._ranker = None
+        if self._flush is idle_flush:  # compiled while held: the table's flush from now on
+            self._flush = self._table_flush()
+            self._table.touch_all()
+            self._flush()
+
+    def _leave_ranker(self) -> None:
+        """Before a hand-over: the ranker hands over first (the table still holds the groups)."""
+        if self._ranker is not None:
+            self._ranker.hand_over()
 
     def _compile_source(self, sample: Row) -> None:
         codes = type_codes(sample)
@@ -336,6 +364,7 @@ class CompiledAggregate(Operator):
         outputs already emitted. An entry holds its group's key and the compiled forms of
         the aggregate arguments, which convert back to the reference's values exactly
         (each compiled kind is one Python type); the entries become (expiry, key, values)."""
+        self._leave_ranker()
         reference, table, entries = self._reference, self._table, self._entries
         for expiry, key, forms in table.entries():
             values = [reference_value(form, kind) for form, kind in zip(forms, self._kinds)]
@@ -380,6 +409,10 @@ class CompiledAggregate(Operator):
         while entries and entries[0][0] <= until:
             _, key, values = entries.popleft()
             reference.push_values(key, values, -1)
+
+
+def idle_flush() -> None:
+    """The flush of a group operator whose table a ranker reads (no rows to emit)."""
 
 
 def report_before_first_row(table: Any, reference: GroupOp) -> None:

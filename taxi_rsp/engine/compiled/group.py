@@ -79,6 +79,7 @@ class CompiledGroup(Operator):
         # error was seen (the table counts errors from the start)
         self._errors_seen = False
         self._sample: Row = ()
+        self._ranker: Any = None  # a RankedJoin reading the table's changes (see hold_rows)
         self._reference = reference
         reference.emit_for(self)
         self._implicit = not keys
@@ -184,6 +185,10 @@ class CompiledGroup(Operator):
     # the same table: the same result ids and flush once compiled
     _finish_compile = CompiledAggregate._finish_compile
     _table_flush = CompiledAggregate._table_flush
+    table_state = CompiledAggregate.table_state
+    hold_rows = CompiledAggregate.hold_rows
+    release_rows = CompiledAggregate.release_rows
+    _leave_ranker = CompiledAggregate._leave_ranker
 
     def _compile_source(self, sample: Row) -> None:
         codes = type_codes(sample)
@@ -357,6 +362,7 @@ class CompiledGroup(Operator):
 
     def _hand_over(self) -> None:
         """The compiled state becomes the reference GroupOp's state."""
+        self._leave_ranker()
         reference, table = self._reference, self._table
         for key, rows, output, values, errors, held in table.states():
             target = reference.group(key)

@@ -161,6 +161,10 @@ class CompiledTopK(Operator):
     def _extended(self, row: Row) -> Row:
         return row if self._extend_row is None else self._extend_row(row)  # type: ignore[return-value]
 
+    def extend_row(self, row: Row) -> Row:
+        """``row`` (of the input schema) with the fused BINDs' values: a reported row."""
+        return self._extended(row)
+
     # -- keys ------------------------------------------------------------------------
     def _ratio_inputs(self, name: str, schema: tuple[str, ...]) -> tuple[int, int] | None:
         """Input positions of ``a`` and ``b`` when the fused extend of ``name`` is

@@ -10,6 +10,10 @@ install, each structure with a pure-Python twin that is its oracle and its fallb
   per key of int64 ids, with their match counts: the state of
   :class:`~taxi_rsp.engine.compiled.correlated.CompiledCorrelated` (its own dict-based
   loops are the twin here: the operator runs them when the table is not built).
+* :class:`RankedPairs` — the groups of two C group tables paired by key and ranked by
+  ORDER BY values computed from both: the state of
+  :class:`~taxi_rsp.engine.compiled.ranked_join.RankedJoin` (without it the planned join
+  and top-k run, and are its oracle with the reference interpreter).
 
 :func:`group_table_class` gives the C class when the install built it (and the run does
 not ask for pure Python), else the twin: the answers are the same, the twin is slower.
@@ -25,8 +29,9 @@ from taxi_rsp.native import pure_python_requested
 
 try:  # built by the install when it has a C compiler
     from taxi_rsp.engine.native._group_table import GroupTable as CGroupTable
+    from taxi_rsp.engine.native._group_table import RankedPairs as CRankedPairs
 except ImportError as exc:
-    CGroupTable = None
+    CGroupTable = CRankedPairs = None
     NATIVE_ERROR: str | None = str(exc)
 else:
     NATIVE_ERROR = None
@@ -36,8 +41,8 @@ try:
 except ImportError:
     CCorrelationTable = None
 
-__all__ = ["CCorrelationTable", "CGroupTable", "PyGroupTable", "correlation_table_class", "group_table_class",
-           "native_available"]
+__all__ = ["CCorrelationTable", "CGroupTable", "CRankedPairs", "PyGroupTable", "correlation_table_class",
+           "group_table_class", "native_available", "ranked_pairs_class"]
 
 
 def native_available() -> bool:
@@ -68,3 +73,15 @@ def correlation_table_class(native: bool | None = None) -> type | None:
     if native is None:
         native = not pure_python_requested()
     return CCorrelationTable if native else None
+
+
+def ranked_pairs_class(native: bool | None = None) -> type | None:
+    """The C :class:`RankedPairs`, or None (``native`` False, a pure-Python run, or no
+    build): the planned join and top-k run then.
+
+    >>> ranked_pairs_class(native=False) is None
+    True
+    """
+    if native is None:
+        native = not pure_python_requested()
+    return CRankedPairs if native else None

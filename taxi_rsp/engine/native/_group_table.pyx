@@ -908,6 +908,15 @@ cdef class GroupTable:
                 out[self._py_keys[slot]] = self._outputs[slot]
         return out
 
+    def touch_all(self) -> None:
+        """Mark every group changed: the next flush reports each one (a table whose rows
+        were not emitted, see RankedPairs, starts emitting them)."""
+        cdef Py_ssize_t i, slot
+        for i in range(self._index.cap):
+            slot = self._index.places[i]
+            if slot >= 0:
+                self._touch(slot)
+
     def pending(self) -> list:
         """``(key, last output)`` of the groups touched since the last :meth:`take_changes`."""
         return [(self._py_keys[self._dirty[d]], self._outputs[self._dirty[d]]) for d in range(self._n_dirty)]
@@ -924,3 +933,6 @@ cdef class GroupTable:
                 for j in range(self.n_vec):
                     held += self._vecs[slot * self.n_vec + j].size
         return held
+
+
+include "_ranked_pairs.pxi"
