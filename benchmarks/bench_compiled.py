@@ -64,6 +64,8 @@ OTHER_QUERIES = {
           FILTER(?secs > 1800)
           OPTIONAL {{ {TRIPS} [RANGE 5m] {{ ?t taxi:tipAmount ?tip }} FILTER(?tip > 0) }}
         }}""",
+    # two GROUP BYs joined on their cells, ranked by a quotient of their aggregates (ranked pairs)
+    "tip_rate_cells": (Path(__file__).parent / "queries" / "tip_rate_cells.cqels").read_text(),
 }
 
 WORKLOADS = {
