@@ -31,10 +31,15 @@ pytestmark = pytest.mark.skipif(not native_available(), reason="the native exten
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "taxi_rsp" / "samples" / "debs2015" / "sample20d_first10004.csv"
 STREAM = f"<{EX}stream>"
-# the left group: over a window (a CompiledAggregate); the right: over a window, or over
-# an OPTIONAL's deltas (a CompiledGroup)
-LEFT = ("{{ SELECT ?k ({a} AS ?a) (MAX(?seq) AS ?fa) WHERE {{ STREAM " + STREAM + " [{window}] "
-        "{{ ?e ex:k ?k ; ex:v ?v ; ex:seq ?seq }} }} GROUP BY ?k }}")
+# each group over a window (a CompiledAggregate) or over an OPTIONAL's deltas (a
+# CompiledGroup)
+LEFTS = [
+    "{{ SELECT ?k ({a} AS ?a) (MAX(?seq) AS ?fa) WHERE {{ STREAM " + STREAM + " [{window}] "
+    "{{ ?e ex:k ?k ; ex:v ?v ; ex:seq ?seq }} }} GROUP BY ?k }}",
+    "{{ SELECT ?k ({a} AS ?a) (MAX(?seq) AS ?fa) WHERE {{ STREAM " + STREAM + " [{window}] "
+    "{{ ?e ex:k ?k ; ex:seq ?seq }} OPTIONAL {{ STREAM " + STREAM + " [RANGE 1m] {{ ?e ex:v ?v }} }} }} "
+    "GROUP BY ?k }}",
+]
 RIGHTS = [
     "{{ SELECT ?k ({b} AS ?b) (MAX(?seq) AS ?fb) WHERE {{ STREAM " + STREAM + " [RANGE 5m] "
     "{{ ?e ex:k ?k ; ex:w ?w ; ex:seq ?seq }} BIND(?w AS ?x) }} GROUP BY ?k }}",
@@ -65,9 +70,9 @@ STREAMS = st.one_of(typed_events(st.integers(-3, 9)), typed_events(st.sampled_fr
 
 
 def ranked_join_query(a: str, b: str, right: int, window: str, score: str, order: str, limit: int,
-                      offset: int) -> str:
+                      offset: int, left: int = 0) -> str:
     return PREFIX + (
-        f"SELECT ?k ?a ?b ?r ?fresh WHERE {{ {LEFT.format(a=a, window=window)} {RIGHTS[right].format(b=b)} "
+        f"SELECT ?k ?a ?b ?r ?fresh WHERE {{ {LEFTS[left].format(a=a, window=window)} {RIGHTS[right].format(b=b)} "
         f"BIND({score} AS ?r) BIND(IF(?fa > ?fb, ?fa, ?fb) AS ?fresh) }} ORDER BY {order} LIMIT {limit}"
         + (f" OFFSET {offset}" if offset else ""))
 
@@ -77,7 +82,7 @@ def ranked_join_queries(draw: st.DrawFn) -> str:
     return ranked_join_query(draw(st.sampled_from(LEFT_AGGREGATES)), draw(st.sampled_from(RIGHT_AGGREGATES)),
                              draw(st.integers(0, 1)), draw(st.sampled_from(["RANGE 1m", "RANGE 2m", "NOW"])),
                              draw(st.sampled_from(SCORES)), draw(st.sampled_from(ORDERS)), draw(st.integers(1, 3)),
-                             draw(st.sampled_from([0, 0, 1])))
+                             draw(st.sampled_from([0, 0, 1])), draw(st.integers(0, 1)))
 
 
 def _engine(**options: object) -> Engine:
@@ -275,8 +280,10 @@ PAIR_MUTATIONS = [
     ("out[3 * p] = (1 - self.desc[p]) if v.bound else self.desc[p]", "out[3 * p] = 1 if v.bound else 0"),
     ("                if r >= 0 and right._rows[r] == 0:\n", "                if r >= 0 and right._rows[r] < 0:\n"),
     ("            self.rows[l] = None\n", "\n"),
-    ("if self.head_size < self.wanted and self.n_pairs > self.head_size:",
-     "if self.head_size < self.wanted and self.n_pairs > self.head_size + 1:"),
+    ("if self.rank.size < self.wanted and self.n_pairs > self.rank.size:",
+     "if self.rank.size < self.wanted and self.n_pairs > self.rank.size + 1:"),
+    ("return (<RankedPairs> owner).lpart[l] >= 0 and not (<RankedPairs> owner).rank.member[l]",
+     "return not (<RankedPairs> owner).rank.member[l]"),  # unpaired slots refilled into the head
 ]
 
 
@@ -298,5 +305,7 @@ def test_a_mutation_of_the_pairs_fails_the_differential_tests(tmp_path, original
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(native, "CGroupTable", module.GroupTable)
         patch.setattr(native, "CRankedPairs", module.RankedPairs)
-        with pytest.raises(AssertionError):
+        # a wrong answer, several (hypothesis groups distinct failures), or a row the
+        # mutant built from a slot without a group (its key None)
+        with pytest.raises((AssertionError, ExceptionGroup, TypeError)):
             _differential_suite()

@@ -142,6 +142,9 @@ cdef inline int64_t as_int64(object value) except? -1:
     return value
 
 
+include "_ranked_head.pxi"
+
+
 cdef class GroupTable:
     """See the module docstring and the pure twin's; ``key_width`` parts per group key,
     one ``kinds`` entry (COUNT, SUM, AVG, MIN, MAX, MEDIAN) per aggregate argument;
@@ -183,13 +186,10 @@ cdef class GroupTable:
     cdef object _int_id, _dec_id, _mean_id, _avg_id
     # ranked (see rank_by): ORDER BY parts, the head of best slots in order, the bound
     cdef readonly bint ranked
-    cdef Py_ssize_t _rank_n, _rank_offset, _rank_wanted, _rank_cap, _head_size
+    cdef Py_ssize_t _rank_n, _rank_offset, _rank_wanted
     cdef Py_ssize_t *_rank_j
     cdef char *_rank_desc
-    cdef Py_ssize_t *_head
-    cdef Py_ssize_t *_best
-    cdef char *_in_head
-    cdef bint _bounded
+    cdef Head _rank
     cdef int64_t *_bound
     cdef list _reported
 
@@ -250,11 +250,11 @@ cdef class GroupTable:
         PyMem_Free(self._vecs)
         PyMem_Free(self._keys)
         PyMem_Free(self._touched)
-        PyMem_Free(self._in_head)
+        PyMem_Free(self._rank.member)
         PyMem_Free(self._rank_j)
         PyMem_Free(self._rank_desc)
-        PyMem_Free(self._head)
-        PyMem_Free(self._best)
+        PyMem_Free(self._rank.order)
+        PyMem_Free(self._rank.best)
         PyMem_Free(self._bound)
         PyMem_Free(self._free)
         PyMem_Free(self._dirty)
@@ -294,8 +294,8 @@ cdef class GroupTable:
         memset(self._vecs + old * self.n_vec, 0, (cap - old) * self.n_vec * sizeof(Vec))
         self._keys = <int64_t *> grown(self._keys, (cap * self.key_width + 1) * sizeof(int64_t))
         self._touched = <char *> grown(self._touched, cap * sizeof(char))
-        self._in_head = <char *> grown(self._in_head, cap * sizeof(char))
-        memset(self._in_head + old, 0, (cap - old) * sizeof(char))
+        self._rank.member = <char *> grown(self._rank.member, cap * sizeof(char))
+        memset(self._rank.member + old, 0, (cap - old) * sizeof(char))
         self._free = <Py_ssize_t *> grown(self._free, cap * sizeof(Py_ssize_t))
         self._dirty = <Py_ssize_t *> grown(self._dirty, cap * sizeof(Py_ssize_t))
         self._py_keys.extend([None] * (cap - old))
@@ -665,17 +665,14 @@ cdef class GroupTable:
         self._rank_n = len(parts)
         self._rank_offset = offset
         self._rank_wanted = offset + limit
-        self._rank_cap = max(HEAD_MIN, HEAD_SLACK * self._rank_wanted) if capacity is None else capacity
         self._rank_j = <Py_ssize_t *> grown(self._rank_j, (self._rank_n + 1) * sizeof(Py_ssize_t))
         self._rank_desc = <char *> grown(self._rank_desc, (self._rank_n + 1) * sizeof(char))
-        self._head = <Py_ssize_t *> grown(self._head, (self._rank_cap + 1) * sizeof(Py_ssize_t))
-        self._best = <Py_ssize_t *> grown(self._best, (self._rank_cap + 1) * sizeof(Py_ssize_t))
+        head_init(&self._rank, max(HEAD_MIN, HEAD_SLACK * self._rank_wanted) if capacity is None else capacity,
+                  <void *> self, _table_compare, _table_set_bound, _table_in_rest)
         self._bound = <int64_t *> grown(self._bound, (2 * self._rank_n + self.key_width + 1) * sizeof(int64_t))
         for p in range(self._rank_n):
             self._rank_j[p] = parts[p][0]
             self._rank_desc[p] = bool(parts[p][1])
-        self._head_size = 0
-        self._bounded = False
         self._reported = []
         self.ranked = True
 
@@ -702,7 +699,7 @@ cdef class GroupTable:
             value[0] = v.data[0] if self._kinds[j] == K_MIN else v.data[v.size - 1]
         return 1 - desc
 
-    cdef int _compare(self, Py_ssize_t slot, Py_ssize_t other):
+    cdef int _compare(self, Py_ssize_t slot, Py_ssize_t other) noexcept:
         """-1 if ``slot`` ranks before ``other`` (-1: the bound), 1 after, 0 the same."""
         cdef Py_ssize_t p, i
         cdef int64_t a, b
@@ -724,63 +721,11 @@ cdef class GroupTable:
                 return -1 if key[i] < theirs[i] else 1
         return 0
 
-    cdef void _set_bound(self, Py_ssize_t slot):
+    cdef void _set_bound(self, Py_ssize_t slot) noexcept:
         cdef Py_ssize_t p
         for p in range(self._rank_n):
             self._bound[2 * p] = self._rank_part(slot, p, &self._bound[2 * p + 1])
         memmove(self._bound + 2 * self._rank_n, self._keys + slot * self.key_width, self.key_width * sizeof(int64_t))
-        self._bounded = True
-
-    cdef Py_ssize_t _place_in(self, Py_ssize_t *ordered, Py_ssize_t size, Py_ssize_t slot):
-        """Where ``slot`` goes in the ``size`` slots of ``ordered`` (binary search)."""
-        cdef Py_ssize_t lo = 0, hi = size, mid
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if self._compare(ordered[mid], slot) < 0:
-                lo = mid + 1
-            else:
-                hi = mid
-        return lo
-
-    cdef Py_ssize_t _head_insert(self, Py_ssize_t slot):
-        """Put ``slot`` in the head and return its place; past capacity, the head's last
-        slot leaves for the rest and becomes the bound."""
-        cdef Py_ssize_t at = self._place_in(self._head, self._head_size, slot), last
-        memmove(self._head + at + 1, self._head + at, (self._head_size - at) * sizeof(Py_ssize_t))
-        self._head[at] = slot
-        self._head_size += 1
-        self._in_head[slot] = 1
-        if self._head_size > self._rank_cap:
-            self._head_size -= 1
-            last = self._head[self._head_size]
-            self._in_head[last] = 0
-            self._set_bound(last)
-        return at
-
-    cdef void _refill(self):
-        """Move the best rest slots into the head, up to its capacity (one pass over the
-        slots keeping the best in a sorted buffer)."""
-        cdef Py_ssize_t room = self._rank_cap - self._head_size, found = 0, rest = 0, slot, at
-        for slot in range(self._slots_used):
-            if self._in_head[slot] or self._rows[slot] == 0:
-                continue  # in the head, or a free slot
-            rest += 1
-            if found == room and self._compare(slot, self._best[found - 1]) >= 0:
-                continue
-            at = self._place_in(self._best, found, slot)
-            if found == room:
-                found -= 1
-            memmove(self._best + at + 1, self._best + at, (found - at) * sizeof(Py_ssize_t))
-            self._best[at] = slot
-            found += 1
-        for at in range(found):
-            self._head[self._head_size + at] = self._best[at]
-            self._in_head[self._best[at]] = 1
-        self._head_size += found
-        if found == rest:
-            self._bounded = False
-        else:
-            self._set_bound(self._best[found - 1])
 
     def ranked_flush(self):
         """See the pure twin: the reported rows, or None when they did not change."""
@@ -793,31 +738,25 @@ cdef class GroupTable:
             return None
         for d in range(self._n_dirty):
             slot = self._dirty[d]
-            if self._in_head[slot]:
-                for i in range(self._head_size):
-                    if self._head[i] == slot:
-                        memmove(self._head + i, self._head + i + 1, (self._head_size - i - 1) * sizeof(Py_ssize_t))
-                        reported = reported or i < self._rank_wanted
-                        break
-                self._head_size -= 1
-                self._in_head[slot] = 0
+            i = head_remove(&self._rank, slot)
+            reported = reported or 0 <= i < self._rank_wanted
             if self._rows[slot] == 0:
                 self._touched[slot] = 0
                 self._drop_group(slot)
         for d in range(self._n_dirty):
             slot = self._dirty[d]
-            if self._touched[slot] and (not self._bounded or self._compare(slot, -1) < 0):
-                reported = self._head_insert(slot) < self._rank_wanted or reported
-        if self._head_size < self._rank_wanted and self._index.used > self._head_size:
-            self._refill()
+            if self._touched[slot] and (not self._rank.bounded or self._compare(slot, -1) < 0):
+                reported = head_insert(&self._rank, slot) < self._rank_wanted or reported
+        if self._rank.size < self._rank_wanted and self._index.used > self._rank.size:
+            head_refill(&self._rank, self._slots_used)
             reported = True
         if not reported:  # the reported groups and their order are as they were
             self._forget_unreported()
             return None
         rows = []
-        end = min(self._rank_wanted, self._head_size)
+        end = min(self._rank_wanted, self._rank.size)
         for i in range(self._rank_offset, end):
-            slot = self._head[i]
+            slot = self._rank.order[i]
             old = self._outputs[slot]
             if self._touched[slot] or old is None:
                 new = self._new_row(slot)
@@ -844,9 +783,9 @@ cdef class GroupTable:
     def ranked_head(self) -> tuple:
         """See the pure twin: the head's rank keys in order, and the bound."""
         cdef Py_ssize_t i, p
-        head = [self._rank_key(self._head[i]) for i in range(self._head_size)]
+        head = [self._rank_key(self._rank.order[i]) for i in range(self._rank.size)]
         bound = None
-        if self._bounded:
+        if self._rank.bounded:
             bound = []
             for p in range(self._rank_n):
                 bound += [self._bound[2 * p], -<object>self._bound[2 * p + 1] if self._rank_desc[p] else self._bound[2 * p + 1]]
@@ -933,6 +872,20 @@ cdef class GroupTable:
                 for j in range(self.n_vec):
                     held += self._vecs[slot * self.n_vec + j].size
         return held
+
+
+# the ranked table's head (see _ranked_head.pxi) calls back into its table
+cdef int _table_compare(void *owner, Py_ssize_t slot, Py_ssize_t other) noexcept:
+    return (<GroupTable> owner)._compare(slot, other)
+
+
+cdef void _table_set_bound(void *owner, Py_ssize_t slot) noexcept:
+    (<GroupTable> owner)._set_bound(slot)
+
+
+cdef bint _table_in_rest(void *owner, Py_ssize_t slot) noexcept:
+    """A group ranked outside the head (a free slot has no rows)."""
+    return not (<GroupTable> owner)._rank.member[slot] and (<GroupTable> owner)._rows[slot] != 0
 
 
 include "_ranked_pairs.pxi"

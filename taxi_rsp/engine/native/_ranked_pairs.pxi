@@ -70,7 +70,7 @@ cdef class RankedPairs:
     ``offset + limit`` or None when they did not change."""
 
     cdef GroupTable left, right
-    cdef Py_ssize_t kw, n_parts, width, offset, wanted, cap, head_size, n_pairs, lcap, rcap
+    cdef Py_ssize_t kw, n_parts, width, offset, wanted, n_pairs, lcap, rcap
     cdef int64_t *code
     cdef Py_ssize_t *part_at  # part p's instructions: code[part_at[p]:part_at[p + 1]] (quads)
     cdef char *desc
@@ -81,11 +81,8 @@ cdef class RankedPairs:
     cdef Py_ssize_t *future  # per affected pair: its right slot after this flush, or -1
     cdef Py_ssize_t *affected
     cdef char *mark
-    cdef char *in_head
-    cdef Py_ssize_t *head
-    cdef Py_ssize_t *best
+    cdef Head rank  # the best pairs in order (by left slot), the rest behind the bound
     cdef int64_t *bound
-    cdef bint bounded
     cdef list rows  # per left slot: the pair's reported row, or None
     cdef list reported
 
@@ -101,7 +98,6 @@ cdef class RankedPairs:
         self.n_parts = len(parts)
         self.width = 3 * self.n_parts
         self.offset, self.wanted = offset, offset + limit
-        self.cap = max(HEAD_MIN, HEAD_SLACK * self.wanted) if capacity is None else capacity
         for program, _ in parts:
             n += len(program)
         self.code = <int64_t *> grown(NULL, (4 * n + 1) * sizeof(int64_t))
@@ -117,8 +113,8 @@ cdef class RankedPairs:
                     self.code[4 * n + i] = q[i] if i < len(q) else 0
                 n += 1
         self.part_at[self.n_parts] = n
-        self.head = <Py_ssize_t *> grown(NULL, (self.cap + 1) * sizeof(Py_ssize_t))
-        self.best = <Py_ssize_t *> grown(NULL, (self.cap + 1) * sizeof(Py_ssize_t))
+        head_init(&self.rank, max(HEAD_MIN, HEAD_SLACK * self.wanted) if capacity is None else capacity,
+                  <void *> self, _pairs_compare, _pairs_set_bound, _pairs_in_rest)
         self.bound = <int64_t *> grown(NULL, (self.width + self.kw + 1) * sizeof(int64_t))
         self.rows, self.reported = [], []
         self._fit()
@@ -134,9 +130,9 @@ cdef class RankedPairs:
         PyMem_Free(self.future)
         PyMem_Free(self.affected)
         PyMem_Free(self.mark)
-        PyMem_Free(self.in_head)
-        PyMem_Free(self.head)
-        PyMem_Free(self.best)
+        PyMem_Free(self.rank.member)
+        PyMem_Free(self.rank.order)
+        PyMem_Free(self.rank.best)
         PyMem_Free(self.bound)
 
     cdef int _fit(self) except -1:
@@ -149,11 +145,11 @@ cdef class RankedPairs:
             self.future = <Py_ssize_t *> grown(self.future, cap * sizeof(Py_ssize_t))
             self.affected = <Py_ssize_t *> grown(self.affected, cap * sizeof(Py_ssize_t))
             self.mark = <char *> grown(self.mark, cap)
-            self.in_head = <char *> grown(self.in_head, cap)
+            self.rank.member = <char *> grown(self.rank.member, cap)
             for i in range(self.lcap, cap):
                 self.lpart[i] = -1
                 self.mark[i] = 0
-                self.in_head[i] = 0
+                self.rank.member[i] = 0
             self.rows.extend([None] * (cap - self.lcap))
             self.lcap = cap
         if rcap > self.rcap:
@@ -294,7 +290,7 @@ cdef class RankedPairs:
             out[3 * p + 2] = v.d if v.bound else 1
 
     # -- order ----------------------------------------------------------------------------
-    cdef int _compare(self, Py_ssize_t l, Py_ssize_t other):
+    cdef int _compare(self, Py_ssize_t l, Py_ssize_t other) noexcept:
         """-1 if pair ``l`` ranks before pair ``other`` (-1: the bound), 1 after, 0 the same."""
         cdef Py_ssize_t p, i
         cdef int c
@@ -317,59 +313,9 @@ cdef class RankedPairs:
                 return -1 if key[i] < their_key[i] else 1
         return 0
 
-    cdef void _set_bound(self, Py_ssize_t l):
+    cdef void _set_bound(self, Py_ssize_t l) noexcept:
         memmove(self.bound, self.keys + l * self.width, self.width * sizeof(int64_t))
         memmove(self.bound + self.width, self.left._keys + l * self.kw, self.kw * sizeof(int64_t))
-        self.bounded = True
-
-    cdef Py_ssize_t _place_in(self, Py_ssize_t *ordered, Py_ssize_t size, Py_ssize_t l):
-        cdef Py_ssize_t lo = 0, hi = size, mid
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if self._compare(ordered[mid], l) < 0:
-                lo = mid + 1
-            else:
-                hi = mid
-        return lo
-
-    cdef Py_ssize_t _head_insert(self, Py_ssize_t l):
-        """Put pair ``l`` in the head and return its place; past capacity, the head's last
-        pair leaves for the rest and becomes the bound."""
-        cdef Py_ssize_t at = self._place_in(self.head, self.head_size, l), last
-        memmove(self.head + at + 1, self.head + at, (self.head_size - at) * sizeof(Py_ssize_t))
-        self.head[at] = l
-        self.head_size += 1
-        self.in_head[l] = 1
-        if self.head_size > self.cap:
-            self.head_size -= 1
-            last = self.head[self.head_size]
-            self.in_head[last] = 0
-            self._set_bound(last)
-        return at
-
-    cdef void _refill(self):
-        """Move the best rest pairs into the head, up to its capacity (one pass)."""
-        cdef Py_ssize_t room = self.cap - self.head_size, found = 0, rest = 0, l, at
-        for l in range(self.lcap):
-            if self.lpart[l] < 0 or self.in_head[l]:
-                continue
-            rest += 1
-            if found == room and self._compare(l, self.best[found - 1]) >= 0:
-                continue
-            at = self._place_in(self.best, found, l)
-            if found == room:
-                found -= 1
-            memmove(self.best + at + 1, self.best + at, (found - at) * sizeof(Py_ssize_t))
-            self.best[at] = l
-            found += 1
-        for at in range(found):
-            self.head[self.head_size + at] = self.best[at]
-            self.in_head[self.best[at]] = 1
-        self.head_size += found
-        if found == rest:
-            self.bounded = False
-        else:
-            self._set_bound(self.best[found - 1])
 
     # -- the instant's changes --------------------------------------------------------------
     cdef Py_ssize_t _affected_pairs(self) except -1:
@@ -434,15 +380,8 @@ cdef class RankedPairs:
                 self.mark[self.affected[i]] = 0
             raise
         for i in range(n):
-            l = self.affected[i]
-            if self.in_head[l]:
-                for end in range(self.head_size):
-                    if self.head[end] == l:
-                        memmove(self.head + end, self.head + end + 1, (self.head_size - end - 1) * sizeof(Py_ssize_t))
-                        reported = reported or end < self.wanted
-                        break
-                self.head_size -= 1
-                self.in_head[l] = 0
+            end = head_remove(&self.rank, self.affected[i])
+            reported = reported or 0 <= end < self.wanted
         self._drop_emptied(self.left, self.lpart, self.rpart)
         self._drop_emptied(self.right, self.rpart, self.lpart)
         for i in range(n):
@@ -456,17 +395,17 @@ cdef class RankedPairs:
                 self.lpart[l], self.rpart[r] = r, l
                 self.n_pairs += 1
             memmove(self.keys + l * self.width, self.fresh + l * self.width, self.width * sizeof(int64_t))
-            if not self.bounded or self._compare(l, -1) < 0:
-                reported = self._head_insert(l) < self.wanted or reported
-        if self.head_size < self.wanted and self.n_pairs > self.head_size:
-            self._refill()
+            if not self.rank.bounded or self._compare(l, -1) < 0:
+                reported = head_insert(&self.rank, l) < self.wanted or reported
+        if self.rank.size < self.wanted and self.n_pairs > self.rank.size:
+            head_refill(&self.rank, self.lcap)
             reported = True
         if not reported:
             return None
         rows = []
-        end = min(self.wanted, self.head_size)
+        end = min(self.wanted, self.rank.size)
         for i in range(self.offset, end):
-            l = self.head[i]
+            l = self.rank.order[i]
             row = self.rows[l]
             if row is None:
                 row = extend(self.left._new_row(l) + self.right._new_row(self.lpart[l])[self.kw:])
@@ -482,21 +421,22 @@ cdef class RankedPairs:
         cdef Py_ssize_t i
         for i in range(self.lcap):
             self.lpart[i] = -1
-            self.in_head[i] = 0
+            self.rank.member[i] = 0
             self.rows[i] = None
         for i in range(self.rcap):
             self.rpart[i] = -1
-        self.head_size = self.n_pairs = 0
-        self.bounded = False
+        self.rank.size = self.n_pairs = 0
+        self.rank.bounded = False
         self.reported = []
 
     def ranked_head(self) -> tuple:
         """The head's pairs in order as (left key, rank key) and the bound's rank key (or
         None): the test oracle reads them."""
         cdef Py_ssize_t i
-        head = [(self.left._py_keys[self.head[i]], self._rank_key(self.head[i])) for i in range(self.head_size)]
+        head = [(self.left._py_keys[self.rank.order[i]], self._rank_key(self.rank.order[i]))
+                for i in range(self.rank.size)]
         bound = None
-        if self.bounded:
+        if self.rank.bounded:
             bound = tuple([self.bound[i] for i in range(self.width + self.kw)])
         return head, bound
 
@@ -507,6 +447,20 @@ cdef class RankedPairs:
 
     def pair_count(self) -> int:
         return self.n_pairs
+
+
+# the pairs' head (see _ranked_head.pxi) calls back into them
+cdef int _pairs_compare(void *owner, Py_ssize_t l, Py_ssize_t other) noexcept:
+    return (<RankedPairs> owner)._compare(l, other)
+
+
+cdef void _pairs_set_bound(void *owner, Py_ssize_t l) noexcept:
+    (<RankedPairs> owner)._set_bound(l)
+
+
+cdef bint _pairs_in_rest(void *owner, Py_ssize_t l) noexcept:
+    """A pair ranked outside the head."""
+    return (<RankedPairs> owner).lpart[l] >= 0 and not (<RankedPairs> owner).rank.member[l]
 
 
 cdef _check_program(tuple program, GroupTable left, GroupTable right):
