@@ -184,9 +184,10 @@ class RankedJoin(Operator):
 
     def hand_over(self) -> None:
         """Hand over to the join and the top-k: each group operator reports every group
-        once as a row (then every change, as planned without this operator); the top-k
-        starts from the rows reported last. Called by a group operator before it hands
-        its own table over, or on a value the rank programs cannot hold."""
+        once as a row (then every change, as planned without this operator), so the
+        top-k, empty until now, holds every current pair; the report compares its next
+        content with the last one reported, as always. Called by a group operator before
+        it hands its own table over, or on a value the rank programs cannot hold."""
         if self.mode == "reference":
             return
         self.mode = "reference"
