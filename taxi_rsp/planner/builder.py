@@ -132,10 +132,11 @@ def ranked_join(topk: X.TopK) -> X.RankedJoin | None:
     if not keys or right.keys != keys or [v for v in left.schema if v in right.schema] != list(keys):
         return None
     extends = {step.var: step.expr for step in topk.extends.steps} if topk.extends is not None else {}
-    if rank_programs(list(topk.order), extends, keys, tuple(v for v, _ in left.aggregates),
-                     tuple(v for v, _ in right.aggregates)) is None:
+    programs = rank_programs(list(topk.order), extends, keys, tuple(v for v, _ in left.aggregates),
+                             tuple(v for v, _ in right.aggregates))
+    if programs is None:
         return None
-    return X.RankedJoin(topk.schema, topk)
+    return X.RankedJoin(topk.schema, topk, tuple(programs))
 
 
 class PlanBuilder:

@@ -28,7 +28,7 @@ from taxi_rsp.engine.compiled.group import CompiledGroup
 from taxi_rsp.engine.compiled.join import CompiledJoin
 from taxi_rsp.engine.compiled.match import CompiledMatcher
 from taxi_rsp.engine.compiled.ranked import RankedAggregate, RankedGroup
-from taxi_rsp.engine.compiled.ranked_join import RankedJoin, rank_programs
+from taxi_rsp.engine.compiled.ranked_join import RankedJoin
 from taxi_rsp.engine.compiled.topk import CompiledTopK
 from taxi_rsp.engine.compiled.window import specialise_window
 from taxi_rsp.engine.expr import compile_expr
@@ -275,15 +275,9 @@ class _Instantiation:
         pairs_class = ranked_pairs_class()
         if pairs_class is None or not all(isinstance(op, (CompiledAggregate, CompiledGroup)) for op in (left, right)):
             return topk
-        extends = node.topk.extends
-        programs = rank_programs(list(node.topk.order),
-                                 {step.var: step.expr for step in extends.steps} if extends is not None else {},
-                                 join_node.left.keys, tuple(v for v, _ in join_node.left.aggregates),  # type: ignore[attr-defined]
-                                 tuple(v for v, _ in join_node.right.aggregates))  # type: ignore[attr-defined]
-        assert programs is not None  # the planner checked (ranked_join)
         order = ", ".join(f"{'DESC' if desc else 'ASC'} {format_expr(expr)}" for expr, desc in node.topk.order)
         try:
-            ranked = RankedJoin(left, right, topk, programs, pairs_class, order)
+            ranked = RankedJoin(left, right, topk, list(node.programs), pairs_class, order)
         except TypeError:  # the groups' tables are the pure-Python twin's: no C pairs over them
             return topk
         return self._add(ranked)

@@ -260,9 +260,10 @@ class RankedJoin(Node):
     groups' aggregates, keys and numbers (:func:`~taxi_rsp.engine.compiled.ranked_join.rank_programs`):
     the pairs of groups are ranked in the tables, rows are built only for the reported
     pairs. ``topk`` is the plan it stands for: built beside it, it answers after a
-    hand-over."""
+    hand-over. ``programs``: each ORDER BY part's rank program and direction."""
 
     topk: TopK
+    programs: tuple[tuple[tuple[tuple[int, int, int, int], ...], bool], ...]
 
     @property
     def inputs(self) -> tuple[Node, ...]:

@@ -134,13 +134,12 @@ class RankedJoin(Operator):
     compiled = True
 
     def __init__(self, left: Any, right: Any, topk: Any, programs: list[tuple[tuple, bool]],
-                 pairs_class: Any, order_text: str = "") -> None:
+                 pairs_class: Any, order_text: str) -> None:
         """``order_text``: the ORDER BY as written (for :meth:`describe`)."""
         super().__init__(topk.schema)
         self._order_text = order_text
         self.limit, self.offset = topk.limit, topk.offset
         self._left, self._right, self._topk = left, right, topk
-        self._programs = programs
         self._pairs = pairs_class(left.table_state(), right.table_state(), programs, topk.offset, topk.limit)
         self._extend = topk.extend_row
         self._rows: list[Row] = []
@@ -152,7 +151,7 @@ class RankedJoin(Operator):
     def describe(self) -> str:
         if self.mode == "reference":
             return f"RankedJoin (handed over to the join and the top-k: {self._topk.describe()})"
-        return (f"RankedJoin: pairs of groups ranked by {self._order_text or 'their programs'} "
+        return (f"RankedJoin: pairs of groups ranked by {self._order_text} "
                 f"offset {self.offset} limit {self.limit} (compiled, native state)")
 
     def state_size(self) -> int:
