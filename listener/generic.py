@@ -6,12 +6,14 @@ import csv
 import itertools
 import time
 from array import array
+from collections.abc import Callable
 from typing import TextIO
 
 from taxi_rsp.listener.formats import timestamp
 from taxi_rsp.engine.query import QueryOutput
-from taxi_rsp.rdf.namespaces import PROV_GENERATED_AT, XSD_DATETIME
-from taxi_rsp.rdf.terms import IRI, DateTime, Literal
+from taxi_rsp.rdf.namespaces import PROV_GENERATED_AT, XSD, XSD_DATETIME
+from taxi_rsp.rdf.dictionary import Dictionary
+from taxi_rsp.rdf.terms import IRI, DateTime, Literal, Term
 
 
 def _lexical(term: object) -> str:
@@ -22,6 +24,47 @@ def _lexical(term: object) -> str:
     if isinstance(term, Literal):
         return term.lexical
     return str(term)
+
+
+class RenderedTerms:
+    """Each value of a result row rendered by ``render`` (CSV text, a SPARQL JSON
+    binding …), memoised per term id: a result's ids repeat from report to report (an
+    ordered query writes its whole top-k at every change), and decoding one builds a
+    term object each time. An unbound value is ``unbound``; a value that is not an id (a
+    computed number) is decoded every time; the memo is emptied when it reaches
+    ``limit`` ids, and when the rows come from another dictionary.
+
+    >>> from taxi_rsp.rdf.dictionary import Dictionary
+    >>> from taxi_rsp.rdf.terms import Literal
+    >>> d = Dictionary()
+    >>> texts = RenderedTerms(_lexical, "")
+    >>> texts.row(d, (d.encode(IRI("http://x")), None, d.encode(Literal("2.50", XSD + "decimal"))))
+    ['http://x', '', '2.5']
+    """
+
+    def __init__(self, render: Callable[[Term], object], unbound: object, limit: int = 1 << 16) -> None:
+        self._render, self._unbound, self._limit = render, unbound, limit
+        self._memo: dict[int, object] = {}
+        self._dictionary: Dictionary | None = None
+
+    def row(self, dictionary: Dictionary, row: tuple) -> list:
+        if dictionary is not self._dictionary:
+            self._dictionary = dictionary
+            self._memo.clear()
+        memo, decode, render, out = self._memo, dictionary.decode, self._render, []
+        for value in row:
+            if value is None:
+                out.append(self._unbound)
+            elif type(value) is not int:
+                out.append(render(decode(value)))
+            else:
+                rendered = memo.get(value)
+                if rendered is None:
+                    if len(memo) >= self._limit:
+                        memo.clear()
+                    rendered = memo[value] = render(decode(value))
+                out.append(rendered)
+        return out
 
 
 class Counts:
@@ -61,22 +104,24 @@ class CsvResultWriter(Counts):
         super().__init__()
         self.writer.writerow(["time", "trigger", "change", "rank", *columns])
         self.ordered = ordered
+        self._texts = RenderedTerms(_lexical, "")
 
     def __call__(self, output: QueryOutput) -> None:
         when = _instant(output.trigger.time)
         trigger = "expiry" if output.trigger.is_expiry else f"event:{output.trigger.event.seq}"
+        texts, dictionary = self._texts, output.dictionary
         if self.ordered:
-            rows = output.terms()
+            rows = output.rows
             if not rows:
                 self.writer.writerow([when, trigger, "=", "", *([""] * len(output.columns))])
                 self.emitted += 1
             for rank, row in enumerate(rows, 1):
-                self.writer.writerow([when, trigger, "=", rank, *map(_lexical, row)])
+                self.writer.writerow([when, trigger, "=", rank, *texts.row(dictionary, row)])
             self.emitted += len(rows)
         else:
-            for sign, rows in (("+", output.terms()), ("-", output.terms(output.deleted))):
+            for sign, rows in (("+", output.rows), ("-", output.deleted)):
                 for row in rows:
-                    self.writer.writerow([when, trigger, sign, "", *map(_lexical, row)])
+                    self.writer.writerow([when, trigger, sign, "", *texts.row(dictionary, row)])
                 self.emitted += len(rows)
         self._reported(output)
 

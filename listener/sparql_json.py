@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
-from taxi_rsp.listener.generic import Counts
+from taxi_rsp.listener.generic import Counts, RenderedTerms
 from taxi_rsp.engine.query import QueryOutput
 from taxi_rsp.rdf.namespaces import XSD_STRING
 from taxi_rsp.rdf.terms import IRI, BNode, DateTime, Literal, Term
@@ -49,11 +49,13 @@ class SparqlJsonResultWriter(Counts):
         self.out = out
         self.columns = columns
         self.ordered = ordered
+        self._bindings = RenderedTerms(binding_json, None)
 
     def _document(self, output: QueryOutput, change: str, rows: list[tuple]) -> str:
+        render, dictionary = self._bindings.row, output.dictionary
         bindings = [
-            {var: binding_json(term) for var, term in zip(self.columns, row) if term is not None}
-            for row in output.terms(rows)
+            {var: binding for var, binding in zip(self.columns, render(dictionary, row)) if binding is not None}
+            for row in rows
         ]
         trigger = output.trigger
         instant = {"time": DateTime(trigger.time).isoformat(),
