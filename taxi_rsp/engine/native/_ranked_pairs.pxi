@@ -215,7 +215,7 @@ cdef class RankedPairs:
         cdef Val a, b, t, e
         cdef Py_ssize_t at, top = 0
         cdef int64_t *q
-        cdef int64_t x, y
+        cdef int64_t x, y, d
         cdef int c
         cdef bint holds
         for at in range(self.part_at[p], self.part_at[p + 1]):
@@ -270,11 +270,11 @@ cdef class RankedPairs:
                     x, y = -x, -y
             else:
                 if (__builtin_mul_overflow(a.n, b.d, &x) or __builtin_mul_overflow(b.n, a.d, &y)
-                        or __builtin_mul_overflow(a.d, b.d, &e.d)):
+                        or __builtin_mul_overflow(a.d, b.d, &d)):
                     raise OverflowError("a sum beyond 64 bits")
                 if (__builtin_sub_overflow(x, y, &x) if q[0] == R_SUB else __builtin_add_overflow(x, y, &x)):
                     raise OverflowError("a sum beyond 64 bits")
-                y = e.d
+                y = d
             stack[top - 1] = _reduced(x, y)
         return stack[0]
 
@@ -428,22 +428,6 @@ cdef class RankedPairs:
         self.rank.size = self.n_pairs = 0
         self.rank.bounded = False
         self.reported = []
-
-    def ranked_head(self) -> tuple:
-        """The head's pairs in order as (left key, rank key) and the bound's rank key (or
-        None): the test oracle reads them."""
-        cdef Py_ssize_t i
-        head = [(self.left._py_keys[self.rank.order[i]], self._rank_key(self.rank.order[i]))
-                for i in range(self.rank.size)]
-        bound = None
-        if self.rank.bounded:
-            bound = tuple([self.bound[i] for i in range(self.width + self.kw)])
-        return head, bound
-
-    cdef tuple _rank_key(self, Py_ssize_t l):
-        cdef Py_ssize_t i
-        return tuple([self.keys[l * self.width + i] for i in range(self.width)]
-                     + [self.left._keys[l * self.kw + i] for i in range(self.kw)])
 
     def pair_count(self) -> int:
         return self.n_pairs
