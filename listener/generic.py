@@ -17,8 +17,7 @@ from taxi_rsp.rdf.terms import IRI, DateTime, Literal, Term
 
 
 def _lexical(term: object) -> str:
-    if term is None:
-        return ""
+    """A term's CSV text (an unbound value is RenderedTerms' to write)."""
     if isinstance(term, IRI):
         return term.value
     if isinstance(term, Literal):
