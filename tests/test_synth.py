@@ -88,6 +88,18 @@ def test_a_taxi_is_never_on_two_trips_at_once(clean_file) -> None:
     assert reused > len(trips)  # taxis do several trips, as in the real data
 
 
+def test_a_denser_stream_than_calibrated_gets_a_larger_fleet(tmp_path: Path, templates) -> None:
+    # The real 2013 year's density (≈474 k trips a day, 4.7x the calibrated rate) used to
+    # run the 13,000-taxi fleet dry; the fleet now grows with the demand.
+    path = tmp_path / "dense.csv"
+    result = generate(SynthConfig(days=1, trips=474_000, minutes=90, dirty=0.0), path, templates)
+    assert result.medallions > 13_000
+    busy: dict[str, str] = {}
+    for medallion, _, pickup, dropoff in (r[:4] for r in sorted(_rows(path), key=lambda r: (r[2], r[3]))):
+        assert pickup >= busy.get(medallion, ""), "a taxi on two trips at once"
+        busy[medallion] = dropoff
+
+
 def test_the_daily_cycle_is_applied(tmp_path: Path, templates) -> None:
     path = tmp_path / "day.csv"
     generate(SynthConfig(days=2, trips=40_000, dirty=0.0), path, templates)

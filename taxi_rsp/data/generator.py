@@ -17,6 +17,8 @@ Memory is bounded by construction: the buffers hold only trips still on the road
 
 from __future__ import annotations
 
+import math
+
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -48,8 +50,8 @@ class SynthConfig:
     dirty: float = 0.001  # share of lines damaged (SPEC §1.1 rejects + money defects)
     minutes: int | None = None  # stop drawing pickups after this many minutes (previews)
     start: date = START_DATE
-    fleet: int = 13_000  # medallions (NYC had ≈13,200 in 2013)
-    drivers: int = 32_000  # hack licenses taking turns on them
+    fleet: int = 13_000  # medallions at the calibrated demand (NYC had ≈13,200 in 2013)
+    drivers: int = 32_000  # hack licenses taking turns on them, at the calibrated demand
     jitter_m: float = 115.0  # std. deviation of the point jitter, metres
     idle_timeout: int = 45  # minutes a taxi waits before going off duty
     ready_share: float = 0.15  # share of taxis free again within their drop-off minute
@@ -116,11 +118,14 @@ def generate(config: SynthConfig, out: Path, templates: Templates | None = None)
     rates = minute_rates(config.days, config.start, midnight)
     if config.minutes is not None:
         rates = rates[: max(config.minutes, 1)]
+    demand = 1.0
     if config.trips is not None:
-        rates = rates * (config.trips / rates.sum())
+        demand = config.trips / rates.sum()
+        rates = rates * demand
     longest = int(t.duration_seconds.max() + t.pickup_second.max()) // 60 + 2
     clock = RunClock(config.start, len(rates), longest)
-    fleet = Fleet(config.fleet, config.drivers, config.seed, config.idle_timeout)
+    taxis, drivers = fleet_size(config, demand)
+    fleet = Fleet(taxis, drivers, config.seed, config.idle_timeout)
     corruptor = Corruptor(config.dirty, clock, rng)
     result = SynthResult(path=out)
     _put_fleet_on_road(fleet, t, rng, round(rates[:60].max() * config.on_road_minutes))
@@ -142,6 +147,22 @@ def generate(config: SynthConfig, out: Path, templates: Templates | None = None)
     result.expected_rejects = corruptor.expected_rejects()
     result.expected_profit_exclusions = corruptor.expected_profit_exclusions()
     return result
+
+
+def fleet_size(config: SynthConfig, demand: float) -> tuple[int, int]:
+    """Taxis and drivers for ``demand`` times the calibrated pickup rate: the calibrated
+    fleet, grown in proportion above it (the fleet knobs were fitted at that rate, so a
+    denser stream keeps the same share of taxis busy instead of running out of them);
+    below it the fleet stays, as with a quiet day.
+
+    >>> fleet_size(SynthConfig(), 1.0), fleet_size(SynthConfig(), 0.5)
+    ((13000, 32000), (13000, 32000))
+    >>> fleet_size(SynthConfig(), 4.74)  # the real 2013 year's 173 M trips
+    (61620, 151680)
+    """
+    if demand <= 1.0:
+        return config.fleet, config.drivers
+    return math.ceil(config.fleet * demand), math.ceil(config.drivers * demand)
 
 
 def _put_fleet_on_road(fleet: Fleet, t: Templates, rng: np.random.Generator, count: int) -> None:
