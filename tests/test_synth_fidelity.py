@@ -90,7 +90,8 @@ def test_full_twenty_days_pass_the_check(tmp_path: Path) -> None:
 
 polars = pytest.importorskip("polars")  # noqa: E402  (the [polars] extra; the core has none)
 
-from taxi_rsp.data.profile import profile_file, profile_python, sample_window_end  # noqa: E402
+from taxi_rsp.data.file_profile import profile_file, sample_window_end  # noqa: E402
+from taxi_rsp.data.profile import profile_python  # noqa: E402
 from taxi_rsp.data.profile_polars import profile_polars  # noqa: E402
 
 GOOD = "M1,H1,2013-01-01 00:00:00,2013-01-01 00:05:00,300,1.0,-73.99,40.72,-73.98,40.73,CRD,5.00,0.50,0.50,1.00,0.00,7.00"

@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from taxi_rsp.data.calibration import SAMPLE_PATH
-from taxi_rsp.data.profile import Profile, profile_file, sample_window_end, window_stats
+from taxi_rsp.data.file_profile import profile_file, sample_window_end
+from taxi_rsp.data.profile import Profile, window_stats
 
 # (key, label, relative?, tolerance): relative tolerances are fractions of the real value.
 WINDOW_ROWS: tuple[tuple[str, str, bool, float], ...] = (

@@ -67,25 +67,6 @@ class Profile:
         return len(self.trips)
 
 
-def sample_window_end(path: Path) -> int:
-    """The last drop-off minute after the first midnight of a (small) file."""
-    profile = profile_file(path, window_end=10**9)
-    return max(profile.per_minute) if profile.per_minute else 0
-
-
-def profile_file(path: Path, window_end: int, columnar: bool = True) -> Profile:
-    """The statistics of ``path``: with polars installed (and ``columnar``) by the
-    columnar pass of :mod:`.profile_polars`, else (or for a file that pass leaves to
-    Python) by :func:`profile_python`. Both give the same :class:`Profile`."""
-    if columnar:
-        from taxi_rsp.data.profile_polars import profile_polars
-
-        found = profile_polars(path, window_end)
-        if found is not None:
-            return found
-    return profile_python(path, window_end)
-
-
 def profile_python(path: Path, window_end: int) -> Profile:
     """One streaming pass over ``path``; memory is O(window + days + medallions)."""
     p = Profile(window_end=window_end)

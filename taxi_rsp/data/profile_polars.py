@@ -1,4 +1,4 @@
-"""The whole-file pass of :func:`taxi_rsp.data.profile.profile_file`, columnar, with polars.
+"""The whole-file pass of :func:`taxi_rsp.data.file_profile.profile_file`, columnar, with polars.
 
 Optional: polars is not in the core install (``pip install 'taxi-rsp[polars]'``).
 :func:`profile_polars` returns the same :class:`Profile` as the streaming Python pass,

@@ -1,7 +1,7 @@
 """Property paths over the static dataset (SPARQL 1.1 §9, §18.4).
 
 A path is evaluated as reachability between node ids of one graph's
-:class:`~taxi_rsp.engine.static.GraphIndex`: from a bound end the reachable nodes are
+:class:`~taxi_rsp.engine.graph_index.GraphIndex`: from a bound end the reachable nodes are
 computed (breadth first for ``*`` and ``+``, each node visited once as the ALP
 procedure of §18.4 does); with both ends free, from every node of the graph. Results
 are sets of (subject, object) pairs (distinct, as the spec's arbitrary-length paths
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from taxi_rsp.engine.static import GraphIndex
+from taxi_rsp.engine.graph_index import GraphIndex
 from taxi_rsp.lang import ast
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.terms import IRI

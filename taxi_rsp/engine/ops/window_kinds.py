@@ -16,7 +16,9 @@ scan, which these strategies drive; their semantics are in the module text of
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections import deque
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from taxi_rsp.engine.ops.base import Row
 from taxi_rsp.engine.reclaim import retired
@@ -24,10 +26,22 @@ from taxi_rsp.lang.ast import WindowSpec
 
 
 if TYPE_CHECKING:
-    from taxi_rsp.engine.ops.window import WindowScan
     from taxi_rsp.engine.view import EventView
 
 Rows = tuple[list[Row], ...]  # an event's derived rows, one list per output of the scan
+
+
+class WindowBuffer(Protocol):
+    """What a kind's rules work on: the buffer of a
+    :class:`~taxi_rsp.engine.ops.window.WindowScan` (the scan implements it; the kinds
+    know only this, so the two modules do not import each other)."""
+
+    _entries: deque[tuple]  # (expiry or arrival number, each output's held rows), in arrival order
+    _pending: deque[tuple[int, int, tuple[list[Row], ...]]]  # SLIDE: events waiting for their boundary
+    _arrivals: int  # TRIPLES: the triples the entries hold
+
+    def _emit_all(self, batches: list[Sequence[list[Row] | Row]], mult: int, start: int = 0) -> None:
+        """Emit ``mult`` for the rows of ``batches`` to each output's consumers."""
 
 
 class WindowKind:
@@ -37,15 +51,15 @@ class WindowKind:
     range_ms: int | None = None  # a time-based window's length
     slide_ms: int | None = None  # a hopping window's hop
 
-    def insert(self, scan: WindowScan, time: int, rows: Rows, view: EventView | None = None) -> None:
+    def insert(self, scan: WindowBuffer, time: int, rows: Rows, view: EventView | None = None) -> None:
         """An event at ``time`` whose derived rows are ``rows`` arrives (``view``: the
         event itself, for a kind that counts its triples)."""
         scan._emit_all([rows], 1)
 
-    def expire(self, scan: WindowScan, until: int) -> None:
+    def expire(self, scan: WindowBuffer, until: int) -> None:
         """Retract what leaves at or before ``until`` (and let in what enters)."""
 
-    def next_expiry(self, scan: WindowScan) -> int | None:
+    def next_expiry(self, scan: WindowBuffer) -> int | None:
         """The next instant at which the content changes (None: never)."""
         return None
 
@@ -75,7 +89,7 @@ class RangeWindow(WindowKind):
         self.range_ms = range_ms
         self.name = name
 
-    def expire(self, scan: WindowScan, until: int) -> None:
+    def expire(self, scan: WindowBuffer, until: int) -> None:
         entries = scan._entries
         if not entries or entries[0][0] > until:
             return
@@ -85,10 +99,10 @@ class RangeWindow(WindowKind):
         scan._emit_all(gone, -1, 1)
         retired.append(gone)  # freed after the event's outputs (see reclaim)
 
-    def next_expiry(self, scan: WindowScan) -> int | None:
+    def next_expiry(self, scan: WindowBuffer) -> int | None:
         return scan._entries[0][0] if scan._entries else None
 
-    def insert(self, scan: WindowScan, time: int, rows: Rows, view: EventView | None = None) -> None:
+    def insert(self, scan: WindowBuffer, time: int, rows: Rows, view: EventView | None = None) -> None:
         """An arrival: one entry (expiring at ``time`` + the range) holding each output's
         rows, when any output has rows, and each output's rows emitted."""
         if not any(rows):
@@ -111,7 +125,7 @@ class SlidingWindow(RangeWindow):
         """The first slide boundary >= ``time``."""
         return -((-time) // self.slide_ms) * self.slide_ms
 
-    def insert(self, scan: WindowScan, time: int, rows: Rows, view: EventView | None = None) -> None:
+    def insert(self, scan: WindowBuffer, time: int, rows: Rows, view: EventView | None = None) -> None:
         if not any(rows):
             return
         enter = self._boundary_after(time)
@@ -122,7 +136,7 @@ class SlidingWindow(RangeWindow):
         elif enter < expiry:  # else (SLIDE > RANGE) it falls between two windows
             scan._pending.append((enter, expiry, rows))
 
-    def expire(self, scan: WindowScan, until: int) -> None:
+    def expire(self, scan: WindowBuffer, until: int) -> None:
         pending = scan._pending
         if pending and pending[0][0] <= until:
             entered = []
@@ -135,7 +149,7 @@ class SlidingWindow(RangeWindow):
             scan._emit_all(entered, 1)
         super().expire(scan, until)
 
-    def next_expiry(self, scan: WindowScan) -> int | None:
+    def next_expiry(self, scan: WindowBuffer) -> int | None:
         times = [q[0][0] for q in (scan._entries, scan._pending) if q]
         return min(times) if times else None
 
@@ -155,17 +169,17 @@ class OpenWindow(SlidingWindow):
 
     name = "RANGE SLIDE, open window"
 
-    def insert(self, scan: WindowScan, time: int, rows: Rows, view: EventView | None = None) -> None:
+    def insert(self, scan: WindowBuffer, time: int, rows: Rows, view: EventView | None = None) -> None:
         """An arrival enters at once; its entry is keyed by t + d (it leaves once the
         first boundary at or after the instant reaches it). With s > d the windows do
         not cover the stream: an event in no window is dropped."""
         if self._boundary_after(time) < time + self.range_ms:
             RangeWindow.insert(self, scan, time, rows, view)
 
-    def expire(self, scan: WindowScan, until: int) -> None:
+    def expire(self, scan: WindowBuffer, until: int) -> None:
         RangeWindow.expire(self, scan, self._boundary_after(until))
 
-    def next_expiry(self, scan: WindowScan) -> int | None:
+    def next_expiry(self, scan: WindowBuffer) -> int | None:
         return None
 
 
@@ -185,7 +199,7 @@ class TriplesWindow(WindowKind):
     def __init__(self, count: int) -> None:
         self.count = count
 
-    def insert(self, scan: WindowScan, time: int, rows: Rows, view: EventView | None = None) -> None:
+    def insert(self, scan: WindowBuffer, time: int, rows: Rows, view: EventView | None = None) -> None:
         size = len(view.triples) if view is not None else 1
         entries = scan._entries
         held = scan._arrivals + size
