@@ -22,6 +22,7 @@ from test_scaleout_inputs import adversarial_lines, time_jump_lines, write_lines
 
 from taxi_rsp.errors import UserError
 from taxi_rsp.runner import RunConfig, run
+from taxi_rsp.scaleout.chunk import quarter_marks
 from taxi_rsp.scaleout.driver import local_map, run_partitioned
 from taxi_rsp.scaleout.plan import plan_chunks
 from taxi_rsp.scaleout.scan import Checkpoint, RangeScan, scan_range
@@ -123,6 +124,19 @@ def test_stages_are_reported(tmp_path: Path) -> None:
     assert [line.split(":")[0] for line in said[:2]] == ["stage 1/2", "stage 2/2"]
     assert f"{len(lines):,} lines scanned" in said[1] and "running 3 chunks" in said[1]
     assert said[2].startswith("chunks done in")
+
+
+def test_each_chunk_reports_its_memory_after_the_warm_up_and_each_quarter(tmp_path: Path) -> None:
+    lines, _ = adversarial_lines()
+    path = write_lines(tmp_path / "adv.csv", lines)
+    summary = run_partitioned(_config(path, tmp_path / "out"), local_map, 2)
+    for chunk in summary["scaleout"]["per_chunk"]:
+        rss = chunk["peak_rss_mib"]
+        quarters = [f"{n:,} lines" for n in quarter_marks(chunk["lines"])]
+        assert list(rss) == ["warm-up", *quarters]
+        assert all(value > 0 for value in rss.values())
+        values = list(rss.values())
+        assert values == sorted(values)  # peaks never fall
 
 
 def test_time_jump_far_before_the_chunk(tmp_path: Path) -> None:
