@@ -97,3 +97,8 @@ def test_str_and_result_literals_agree() -> None:
     value = Fraction(5, 3)
     assert lexical(value) == value_to_literal(value).lexical == "1.66666666666666667"
     assert value_to_literal(value).datatype == XSD_DECIMAL
+
+
+@given(st.integers(-(10**40), 10**40))
+def test_an_integer_prints_like_the_same_fraction(value: int) -> None:
+    assert format_decimal(value) == format_decimal(Fraction(value)) == f"{value}.0"

@@ -301,17 +301,23 @@ def format_decimal(value: Fraction | int, digits: int = DECIMAL_DIGITS) -> str:
     >>> format_decimal(Fraction(10**20, 3))
     '33333333333333333333.0'
     """
-    value = Fraction(value)
-    if value == 0:
+    if type(value) is int:
+        numerator, denominator = value, 1
+    else:  # a Fraction is in lowest terms with a positive denominator: integers from here on
+        value = value if type(value) is Fraction else Fraction(value)
+        numerator, denominator = value.numerator, value.denominator
+    if numerator == 0:
         return "0.0"
-    sign = "-" if value < 0 else ""
-    numerator, denominator = abs(value.numerator), value.denominator
+    sign = "-" if numerator < 0 else ""
+    numerator = abs(numerator)
     places = _terminating_scale(denominator)
     if places is not None:
         scaled = numerator * 10**places // denominator
     else:
         places = max(digits - 1 - _floor_log10(numerator, denominator), 0)
-        scaled = round(Fraction(numerator * 10**places, denominator))  # half to even
+        scaled, rest = divmod(numerator * 10**places, denominator)
+        if 2 * rest > denominator or (2 * rest == denominator and scaled & 1):  # half to even
+            scaled += 1
     whole, fraction = divmod(scaled, 10**places)
     fraction_text = f"{fraction:0{places}d}".rstrip("0") if places else ""
     return f"{sign}{whole}.{fraction_text or '0'}"
