@@ -100,6 +100,13 @@ def test_a_denser_stream_than_calibrated_gets_a_larger_fleet(tmp_path: Path, tem
         busy[medallion] = dropoff
 
 
+def test_progress_hears_of_every_minute_drawn(tmp_path: Path, templates) -> None:
+    seen: list[tuple[int, int]] = []
+    generate(SynthConfig(days=1, minutes=30, trips=3_000, dirty=0.0), tmp_path / "p.csv", templates,
+             on_minute=lambda minute, minutes: seen.append((minute, minutes)))
+    assert seen == [(minute, 30) for minute in range(1, 31)]
+
+
 def test_the_daily_cycle_is_applied(tmp_path: Path, templates) -> None:
     path = tmp_path / "day.csv"
     generate(SynthConfig(days=2, trips=40_000, dirty=0.0), path, templates)

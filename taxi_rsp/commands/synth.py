@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from taxi_rsp.errors import UserError
@@ -31,6 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="share of damaged lines, 0 for a clean file (default 0.001)")
     parser.add_argument("--minutes", type=int, help="stop drawing pickups after this many minutes (quick previews)")
     parser.add_argument("--check", type=Path, metavar="FILE", help="print the fidelity table of FILE instead")
+    parser.add_argument("--no-progress", action="store_true", help="no progress line on a terminal")
     parser.set_defaults(func=run)
 
 
@@ -57,7 +59,8 @@ def _generate(args: argparse.Namespace) -> int:
     config = SynthConfig(days=args.days, seed=args.seed, trips=args.trips, dirty=args.dirty, minutes=args.minutes)
     started = time.perf_counter()
     try:
-        result = generate(config, args.out)
+        with _progress(not args.no_progress) as on_minute:
+            result = generate(config, args.out, on_minute=on_minute)
     except OSError as exc:
         raise UserError(f"cannot write {args.out}: {exc.strerror}") from exc
     seconds = time.perf_counter() - started
@@ -67,6 +70,35 @@ def _generate(args: argparse.Namespace) -> int:
     print(f"damaged lines: {sum(result.dirty.values()):,}; a SPEC Feeder rejects {rejects}; "
           f"profit exclusions {result.expected_profit_exclusions:,}")
     return 0
+
+
+class _progress:
+    """A progress line on a terminal while a file is drawn (a synthetic year takes half
+    an hour): the days drawn and an ETA, redrawn once per simulated hour."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled and sys.stderr.isatty()
+        self._bar = None
+
+    def __enter__(self) -> Callable[[int, int], None] | None:
+        if not self.enabled:
+            return None
+        from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
+
+        self._bar = Progress(TextColumn("{task.fields[days]} days drawn"), BarColumn(), TaskProgressColumn(),
+                             TextColumn("ETA"), TimeRemainingColumn(), transient=True, refresh_per_second=4)
+        self._bar.__enter__()
+        task = self._bar.add_task("synth", total=None, days="0.0")
+
+        def on_minute(minute: int, minutes: int) -> None:
+            if minute % 60 == 0 or minute == minutes:
+                self._bar.update(task, completed=minute, total=minutes, days=f"{minute / 1440:.1f}")
+
+        return on_minute
+
+    def __exit__(self, *exc) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(*exc)
 
 
 def _check(path: Path) -> int:

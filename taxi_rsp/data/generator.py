@@ -108,8 +108,11 @@ def _money(cents: int) -> str:
     return f"{cents // 100}.{cents % 100:02d}"
 
 
-def generate(config: SynthConfig, out: Path, templates: Templates | None = None) -> SynthResult:
-    """Write the synthetic file to ``out``; deterministic for ``config``."""
+def generate(config: SynthConfig, out: Path, templates: Templates | None = None,
+             on_minute: Callable[[int, int], None] | None = None) -> SynthResult:
+    """Write the synthetic file to ``out``; deterministic for ``config``. ``on_minute``:
+    called with (minutes drawn, minutes in all) after each minute of pickups (a
+    progress line; a full year has 525,600)."""
     t = templates if templates is not None else load_templates()
     rng = np.random.default_rng(config.seed)
     # The sample is 1 January's first hour: its minute-level pickup rate replaces the
@@ -139,6 +142,8 @@ def generate(config: SynthConfig, out: Path, templates: Templates | None = None)
                 _draw_minute(minute, count, t, config, rng, clock, fleet, whole, timed)
                 result.trips += count
             _flush(minute, whole, timed, rng, corruptor, clock.stamp, sink, result)
+            if on_minute is not None:
+                on_minute(minute + 1, len(rates))
         for minute in sorted(set(whole) | set(timed)):
             _flush(minute, whole, timed, rng, corruptor, clock.stamp, sink, result)
 
