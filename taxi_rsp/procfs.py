@@ -1,5 +1,5 @@
 """Facts about a process from Linux /proc: how far it has read a file (progress
-displays only) and its peak resident memory.
+displays only) and its resident memory, now and at its peak.
 
     >>> ReadOffset(Path("/nonexistent")).position() is None
     True
@@ -57,10 +57,25 @@ def peak_rss_kib(pid: int | str = "self") -> int | None:
     parent's memory at the fork as its own. ``VmHWM`` belongs to the process's own
     address space, which ``exec`` replaces.
     """
+    return _status_kib("VmHWM:", pid)
+
+
+def rss_kib(pid: int | str = "self") -> int | None:
+    """The resident set size of process ``pid`` now, in KiB (``VmRSS``), or None when
+    /proc cannot tell: what a long-lived process (a Spark worker that ran other tasks
+    first) holds at a moment, which its peak cannot say.
+
+    >>> rss_kib() > 0
+    True
+    """
+    return _status_kib("VmRSS:", pid)
+
+
+def _status_kib(field: str, pid: int | str) -> int | None:
     try:
         with open(f"/proc/{pid}/status", encoding="ascii") as handle:
             for line in handle:
-                if line.startswith("VmHWM:"):
+                if line.startswith(field):
                     return int(line.split()[1])
     except (OSError, ValueError, IndexError):
         return None

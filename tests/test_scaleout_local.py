@@ -131,12 +131,10 @@ def test_each_chunk_reports_its_memory_after_the_warm_up_and_each_quarter(tmp_pa
     path = write_lines(tmp_path / "adv.csv", lines)
     summary = run_partitioned(_config(path, tmp_path / "out"), local_map, 2)
     for chunk in summary["scaleout"]["per_chunk"]:
-        rss = chunk["peak_rss_mib"]
+        rss = chunk["rss_mib"]
         quarters = [f"{n:,} lines" for n in quarter_marks(chunk["lines"])]
         assert list(rss) == ["warm-up", *quarters]
         assert all(value > 0 for value in rss.values())
-        values = list(rss.values())
-        assert values == sorted(values)  # peaks never fall
 
 
 def test_time_jump_far_before_the_chunk(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TextIO
 
 from taxi_rsp.feeder import Feeder
-from taxi_rsp.procfs import peak_rss_kib
+from taxi_rsp.procfs import rss_kib
 from taxi_rsp.rdf.namespaces import TRIPS_STREAM
 from taxi_rsp.scaleout.job import Job, build_session
 from taxi_rsp.scaleout.plan import ChunkTask
@@ -60,18 +60,19 @@ class ChunkResult:
     state_rows: dict[str, int] = field(default_factory=dict)
     first_time: int | None = None  # event time of the chunk's first and last accepted line
     last_time: int | None = None
-    # the worker's peak RSS (MiB) after the warm-up and after each quarter of the chunk's
-    # lines: flat figures show that memory does not grow with the stream
+    # the worker's resident memory (MiB) after the warm-up and after each quarter of the
+    # chunk's lines: flat figures show that memory does not grow with the stream (not its
+    # peak: a Spark worker runs other tasks, such as a scan, before the chunk)
     rss_mib: dict[str, float] = field(default_factory=dict)
 
 
-def _peak_rss_mib() -> float:
-    kib = peak_rss_kib()
+def _rss_mib() -> float:
+    kib = rss_kib()
     return round(kib / 1024, 1) if kib is not None else 0.0
 
 
 def quarter_marks(lines: int) -> list[int]:
-    """The line counts after which a chunk of ``lines`` lines records its peak RSS.
+    """The line counts after which a chunk of ``lines`` lines records its RSS.
 
     >>> quarter_marks(1000), quarter_marks(2)
     ([250, 500, 750, 1000], [1, 2])
@@ -111,7 +112,7 @@ def run_chunk(job: Job, task: ChunkTask, parts: str) -> ChunkResult:
         for event in warm:
             session.process(event)
         warm_seconds, warm_cpu = time.perf_counter() - started, time.process_time() - cpu_started
-        rss = {"warm-up": _peak_rss_mib()}
+        rss = {"warm-up": _rss_mib()}
         marks = quarter_marks(task.lines)
         for gate in gates.values():
             gate.open()
@@ -131,9 +132,9 @@ def run_chunk(job: Job, task: ChunkTask, parts: str) -> ChunkResult:
             if first_time is None:
                 first_time = last_time
             if marks and stats.lines_read >= marks[0]:
-                rss[f"{marks.pop(0):,} lines"] = _peak_rss_mib()
+                rss[f"{marks.pop(0):,} lines"] = _rss_mib()
         for mark in marks:  # the chunk ended on lines that made no event
-            rss[f"{mark:,} lines"] = _peak_rss_mib()
+            rss[f"{mark:,} lines"] = _rss_mib()
         run_seconds, run_cpu = time.perf_counter() - started, time.process_time() - cpu_started
     finally:
         for handle in handles:

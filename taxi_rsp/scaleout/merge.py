@@ -67,5 +67,5 @@ def chunk_figures(results: Sequence[ChunkResult]) -> list[dict]:
         "warm_cpu_seconds": round(r.warm_cpu_seconds, 3),
         "run_seconds": round(r.run_seconds, 3),
         "run_cpu_seconds": round(r.run_cpu_seconds, 3),
-        "peak_rss_mib": r.rss_mib,
+        "rss_mib": r.rss_mib,
     } for r in results]
