@@ -16,8 +16,6 @@ scan, which these strategies drive; their semantics are in the module text of
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from taxi_rsp.engine.ops.base import Row
@@ -26,6 +24,9 @@ from taxi_rsp.lang.ast import WindowSpec
 
 
 if TYPE_CHECKING:
+    from collections import deque
+    from collections.abc import Sequence
+
     from taxi_rsp.engine.view import EventView
 
 Rows = tuple[list[Row], ...]  # an event's derived rows, one list per output of the scan
