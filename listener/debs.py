@@ -10,7 +10,6 @@ triggering trip's pickup and drop-off text come from the run's source (a
 from __future__ import annotations
 
 import time
-from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TextIO
@@ -20,6 +19,7 @@ import cython
 from taxi_rsp.listener.formats import FORMATTERS, timestamp
 from taxi_rsp.engine.query import QueryOutput
 from taxi_rsp.engine.rowcache import ByIdentity
+from taxi_rsp.outputs.delay_log import DelayLog
 from taxi_rsp.rdf.events import GraphEvent
 
 TriggerStamps = Callable[[GraphEvent], tuple[str, str]]
@@ -64,7 +64,7 @@ class DebsTopKWriter:
 
     profile = cython.declare(object, visibility="readonly")  # DebsProfile
     out = cython.declare(object, visibility="readonly")  # TextIO
-    delays_ms = cython.declare(object, visibility="readonly")  # array("d")
+    delays_ms = cython.declare(object, visibility="readonly")  # DelayLog
     emitted = cython.declare(cython.Py_ssize_t, visibility="readonly")
     _entries_shown = cython.declare(cython.Py_ssize_t)
     _value_pos = cython.declare(list)
@@ -98,7 +98,7 @@ class DebsTopKWriter:
         self._dictionary = None  # the query's Dictionary (known from its first output)
         self._last_key = []
         self._null_entry = ",".join(["NULL"] * len(profile.columns))
-        self.delays_ms = array("d")
+        self.delays_ms = DelayLog()
         self.emitted = 0
 
     def __call__(self, output: QueryOutput) -> None:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import csv
 import itertools
 import time
-from array import array
 from collections.abc import Callable
 from typing import TextIO
 
 from taxi_rsp.listener.formats import timestamp
 from taxi_rsp.engine.query import QueryOutput
+from taxi_rsp.outputs.delay_log import DelayLog
 from taxi_rsp.rdf.namespaces import PROV_GENERATED_AT, XSD, XSD_DATETIME
 from taxi_rsp.rdf.dictionary import Dictionary
 from taxi_rsp.rdf.terms import IRI, DateTime, Literal, Term
@@ -75,7 +75,7 @@ class Counts:
     def __init__(self) -> None:
         self.emitted = 0
         self.reports = 0
-        self.delays_ms = array("d")
+        self.delays_ms = DelayLog()
 
     def _reported(self, output: QueryOutput) -> None:
         self.reports += 1

@@ -50,8 +50,10 @@ class _Watched:
         delays = getattr(self.writer, "delays_ms", None)
         if delays is None or len(delays) <= self.delays_seen:
             return None
-        recent = np.frombuffer(delays, dtype=np.float64)[self.delays_seen:]
+        recent = np.frombuffer(delays.recent(self.delays_seen), dtype=np.float64)
         self.delays_seen = len(delays)
+        if recent.size == 0:  # (all in the log's file already)
+            return None
         p50, p99 = np.percentile(recent, [50, 99])
         return {"p50": round(float(p50), 3), "p99": round(float(p99), 3), "n": int(recent.size)}
 

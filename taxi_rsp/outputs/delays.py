@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from taxi_rsp.outputs.delay_log import DelayLog, log_stats
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -60,13 +62,16 @@ def percentile(sorted_values: Sequence[float], p: int) -> float:
     return float(sorted_values[rank - 1])
 
 
-def delay_stats(delays: Iterable[float | None] | np.ndarray) -> DelayStats:
+def delay_stats(delays: Iterable[float | None] | np.ndarray | DelayLog) -> DelayStats:
     """Summarise delays; None or NaN entries are NULL delays (expiry-triggered lines).
+    A :class:`~taxi_rsp.outputs.delay_log.DelayLog` is summarised in bounded memory.
 
     >>> stats = delay_stats([None, 3.0, 1.0, 2.0, 10.0])
     >>> stats.count, stats.nulls, stats.p50, stats.summary()["mean"]
     (4, 1, 2.0, 4.0)
     """
+    if isinstance(delays, DelayLog):
+        return log_stats(delays)
     if _is_ndarray(delays):
         values, nulls = _sorted_by_numpy(delays)
     else:

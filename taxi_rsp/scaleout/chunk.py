@@ -10,7 +10,6 @@ Rejected lines of the warm-up are not written: they belong to the previous chunk
 from __future__ import annotations
 
 import time
-from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -149,8 +148,7 @@ def run_chunk(job: Job, task: ChunkTask, parts: str) -> ChunkResult:
         outliers=dict(stats.outliers),
         profit_excluded=stats.profit_excluded,
         emitted={name: w.emitted - emitted_before[name] for name, w in writers.items()},
-        delays={name: array("d", w.delays_ms[delays_before[name]:]).tobytes()
-                for name, w in writers.items()},
+        delays={name: w.delays_ms.tobytes(delays_before[name]) for name, w in writers.items()},
         warm_lines=task.warm_lines,
         warm_seconds=warm_seconds,
         warm_cpu_seconds=warm_cpu,

@@ -3,12 +3,13 @@ runs write (the DEBS challenge CSV, generic CSV, SPARQL JSON lines, N-Quads)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Protocol, TextIO, runtime_checkable
 
 from taxi_rsp.engine.info import QueryInfo
 from taxi_rsp.engine.query import QueryOutput
 from taxi_rsp.errors import UserError
+from taxi_rsp.outputs.delay_log import DelayLog
 from taxi_rsp.listener import PROFILES, CsvResultWriter, DebsTopKWriter, NQuadsResultWriter, SparqlJsonResultWriter
 from taxi_rsp.listener.debs import TriggerStamps
 from taxi_rsp.session.config import QuerySource
@@ -22,7 +23,7 @@ class Sink(Protocol):
     delays (ms) of the lines an arriving event triggered."""
 
     emitted: int
-    delays_ms: Sequence[float]
+    delays_ms: DelayLog  # bounded memory: older delays in a file
 
     def __call__(self, output: QueryOutput) -> None: ...
 
