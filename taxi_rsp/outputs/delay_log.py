@@ -4,7 +4,7 @@ A run keeps every line's delay for the summary's nearest-rank percentiles
 (:mod:`taxi_rsp.outputs.delays`): 8 bytes per output line, the only part of a run's
 memory that grew with the stream (the full synthetic year writes 4.4 million lines,
 35 MB of delays; docs/scaling.md). A :class:`DelayLog` holds the newest ``block`` delays
-in memory and appends older ones to a temporary file; :func:`log_stats` then finds the
+in memory and appends older ones to a temporary file; :func:`spilled_stats` then finds the
 exact mean, maximum and percentiles in a few passes over the blocks, never holding more
 than one block and a histogram: the percentiles by a radix selection over the
 delays' 64-bit patterns (16 bits per pass), so the answer is the very delay the sorting
@@ -15,9 +15,8 @@ rule would pick.
 ...     log.append(delay)
 >>> len(log), log.spilled
 (7, 4)
->>> stats = log_stats(log)
->>> stats.count, stats.nulls, stats.p50, stats.p99, stats.max, stats.mean
-(6, 1, 3.0, 9.5, 9.5, 4.083333333333333)
+>>> spilled_stats(log)  # count, nulls, mean, p50, p99, max
+(6, 1, 4.083333333333333, 3.0, 9.5, 9.5)
 >>> log.close()
 """
 
@@ -30,8 +29,6 @@ from typing import TYPE_CHECKING, BinaryIO
 
 if TYPE_CHECKING:
     import numpy as np
-
-    from taxi_rsp.outputs.delays import DelayStats
 
 BLOCK = 1 << 16  # delays held in memory (512 KiB) before a block goes to the file
 _ITEM = 8  # bytes per delay (array "d")
@@ -92,6 +89,10 @@ class DelayLog:
             seen += len(block)
         return b"".join(parts)
 
+    def buffered(self) -> array:
+        """The delays in memory (all of them until the first block went to the file)."""
+        return self._buffer
+
     def recent(self, start: int) -> array:
         """The delays from the ``start``-th on that are still in memory (the live view's
         latest lines)."""
@@ -107,13 +108,11 @@ class DelayLog:
         self._buffer = array("d")
 
 
-def log_stats(log: DelayLog) -> DelayStats:
-    """:func:`~taxi_rsp.outputs.delays.delay_stats` of the log's delays, the same numbers,
-    in memory bounded by one block (all of it in memory: the usual sort)."""
-    from taxi_rsp.outputs.delays import DelayStats, delay_stats
-
-    if not log.spilled:
-        return delay_stats(log._buffer)
+def spilled_stats(log: DelayLog) -> tuple[int, int, float | None, float | None, float | None, float | None]:
+    """``(count, nulls, mean, p50, p99, max)`` of a log's delays (NULLs left out), in
+    passes over its blocks: memory bounded by one block and a histogram. The numbers of
+    sorting the delays (:func:`~taxi_rsp.outputs.delays.delay_stats`, which calls this
+    for a log that spilled)."""
     import numpy as np  # a spilled log holds a block (65,536 delays) or more
 
     count = nulls = 0
@@ -125,10 +124,10 @@ def log_stats(log: DelayLog) -> DelayStats:
         if values.size:
             top = max(top, float(values.max()))
     if count == 0:
-        return DelayStats(0, nulls, None, None, None, None)
+        return 0, nulls, None, None, None, None
     mean = math.fsum(value for block in log.blocks() for value in _values(np, block).tolist()) / count
     p50, p99 = _ranked(np, log, [_rank(50, count), _rank(99, count)])
-    return DelayStats(count, nulls, mean, p50, p99, top)
+    return count, nulls, mean, p50, p99, top
 
 
 def _values(np, block: array) -> np.ndarray:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from taxi_rsp.outputs.delay_log import DelayLog, log_stats
+from taxi_rsp.outputs.delay_log import DelayLog, spilled_stats
 
 if TYPE_CHECKING:
     import numpy as np
@@ -71,7 +71,9 @@ def delay_stats(delays: Iterable[float | None] | np.ndarray | DelayLog) -> Delay
     (4, 1, 2.0, 4.0)
     """
     if isinstance(delays, DelayLog):
-        return log_stats(delays)
+        if delays.spilled:
+            return DelayStats(*spilled_stats(delays))
+        delays = delays.buffered()
     if _is_ndarray(delays):
         values, nulls = _sorted_by_numpy(delays)
     else:
