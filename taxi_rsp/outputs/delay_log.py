@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     import numpy as np
 
 BLOCK = 1 << 16  # delays held in memory (512 KiB) before a block goes to the file
-_ITEM = 8  # bytes per delay (array "d")
 
 
 class DelayLog:
