@@ -124,7 +124,8 @@ def spilled_stats(log: DelayLog) -> tuple[int, int, float | None, float | None, 
             top = max(top, float(values.max()))
     if count == 0:
         return 0, nulls, None, None, None, None
-    mean = math.fsum(value for block in log.blocks() for value in _values(np, block).tolist()) / count
+    # exact, one value at a time (a list of a block's floats would be freed to the allocator, not the system)
+    mean = math.fsum(value for block in log.blocks() for value in _values(np, block)) / count
     p50, p99 = _ranked(np, log, [_rank(50, count), _rank(99, count)])
     return count, nulls, mean, p50, p99, top
 
