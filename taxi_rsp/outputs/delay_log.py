@@ -126,7 +126,7 @@ def spilled_stats(log: DelayLog) -> tuple[int, int, float | None, float | None, 
         return 0, nulls, None, None, None, None
     # exact, one value at a time (a list of a block's floats would be freed to the allocator, not the system)
     mean = math.fsum(value for block in log.blocks() for value in _values(np, block)) / count
-    p50, p99 = _ranked(np, log, [_rank(50, count), _rank(99, count)])
+    p50, p99 = _ranked(np, log, [nearest_rank(50, count), nearest_rank(99, count)])
     return count, nulls, mean, p50, p99, top
 
 
@@ -136,8 +136,13 @@ def _values(np, block: array) -> np.ndarray:
     return values[~np.isnan(values)]
 
 
-def _rank(p: int, count: int) -> int:
-    """The 1-based nearest rank of the p-th percentile among ``count`` values."""
+def nearest_rank(p: int, count: int) -> int:
+    """The 1-based nearest rank of the p-th percentile among ``count`` values: ceil(p/100
+    × count) in integers, no float rounding (the one rule of :mod:`taxi_rsp.outputs.delays`).
+
+    >>> nearest_rank(50, 4), nearest_rank(99, 4), nearest_rank(1, 1)
+    (2, 4, 1)
+    """
     return max(1, -(-p * count // 100))
 
 

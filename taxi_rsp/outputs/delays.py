@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from taxi_rsp.outputs.delay_log import DelayLog, spilled_stats
+from taxi_rsp.outputs.delay_log import DelayLog, nearest_rank, spilled_stats
 
 if TYPE_CHECKING:
     import numpy as np
@@ -58,8 +58,7 @@ def percentile(sorted_values: Sequence[float], p: int) -> float:
     """
     if len(sorted_values) == 0:
         raise ValueError("percentile of no values")
-    rank = max(1, -(-p * len(sorted_values) // 100))  # ceil(p/100 * n) in integers: no float rounding
-    return float(sorted_values[rank - 1])
+    return float(sorted_values[nearest_rank(p, len(sorted_values)) - 1])
 
 
 def delay_stats(delays: Iterable[float | None] | np.ndarray | DelayLog) -> DelayStats:
