@@ -4,6 +4,7 @@ size, with NULL delays, ties, negative values and blocks that split anywhere."""
 
 from __future__ import annotations
 
+import io
 import math
 from array import array
 
@@ -30,9 +31,17 @@ def test_a_spilled_log_summarises_like_the_sort(delays: list[float], block: int)
     assert len(log) == len(delays)
     assert log.spilled == len(delays) - len(delays) % block
     assert delay_stats(log) == delay_stats(array("d", delays))
-    assert log.tobytes(len(delays) // 3) == array("d", delays[len(delays) // 3:]).tobytes()
+    handle = io.BytesIO()
+    assert log.tofile(handle, len(delays) // 3) == len(delays) - len(delays) // 3
+    assert handle.getvalue() == array("d", delays[len(delays) // 3:]).tobytes()
     log.close()
     assert len(log) == 0
+    handle.seek(0)
+    again = DelayLog(block=block)  # a chunk's file read back by the driver of run --spark
+    again.extend_from(handle)
+    assert len(again.buffered()) < block and len(again) == len(delays) - len(delays) // 3
+    assert delay_stats(again) == delay_stats(array("d", delays[len(delays) // 3:]))
+    again.close()
 
 
 def test_a_long_run_keeps_one_block_in_memory() -> None:
@@ -50,8 +59,6 @@ def test_a_long_run_keeps_one_block_in_memory() -> None:
 
 
 def test_the_writers_keep_their_delays_in_a_log() -> None:
-    import io
-
     from taxi_rsp.listener import PROFILES
     from taxi_rsp.session.sinks import Sink
 

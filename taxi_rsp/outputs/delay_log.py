@@ -77,16 +77,32 @@ class DelayLog:
         if self._buffer:
             yield self._buffer
 
-    def tobytes(self, start: int = 0) -> bytes:
-        """The delays from the ``start``-th on, as array("d") bytes (a chunk's own
-        delays, after its warm-up, for the driver of ``run --spark``)."""
-        parts = []
-        seen = 0
+    def tofile(self, handle: BinaryIO, start: int = 0) -> int:
+        """Write the delays from the ``start``-th on to ``handle`` as array("d") bytes,
+        a block at a time (a chunk's own delays, after its warm-up, for the driver of
+        ``run --spark``); returns how many were written."""
+        written = seen = 0
         for block in self.blocks():
             if seen + len(block) > start:
-                parts.append(block[max(0, start - seen):].tobytes())
+                part = block[max(0, start - seen):]
+                part.tofile(handle)
+                written += len(part)
             seen += len(block)
-        return b"".join(parts)
+        return written
+
+    def extend_from(self, handle: BinaryIO) -> None:
+        """Append the delays :meth:`tofile` wrote to ``handle``, a block at a time."""
+        while True:
+            block = array("d")
+            try:
+                block.fromfile(handle, self._block)
+            except EOFError:  # the last, shorter block (fromfile keeps what it read)
+                pass
+            self._buffer.extend(block)  # at most two blocks in memory before the spill
+            if len(self._buffer) >= self._block:
+                self._spill()
+            if len(block) < self._block:
+                return
 
     def buffered(self) -> array:
         """The delays in memory (all of them until the first block went to the file)."""

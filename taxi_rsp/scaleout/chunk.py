@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from taxi_rsp.feeder import Feeder
+from taxi_rsp.outputs.delay_log import DelayLog
 from taxi_rsp.procfs import rss_kib
 from taxi_rsp.rdf.namespaces import TRIPS_STREAM
 from taxi_rsp.scaleout.job import Job, build_session
@@ -50,7 +51,7 @@ class ChunkResult:
     outliers: dict[str, int]
     profit_excluded: int
     emitted: dict[str, int]
-    delays: dict[str, bytes]  # array("d") of the chunk's delays (ms) per query
+    delay_files: dict[str, str]  # per query: the file in the chunk's folder holding its delays (array("d"), ms)
     warm_lines: int
     warm_seconds: float
     warm_cpu_seconds: float
@@ -77,6 +78,16 @@ def quarter_marks(lines: int) -> list[int]:
     ([250, 500, 750, 1000], [1, 2])
     """
     return sorted({max(1, lines * k // 4) for k in range(1, 5)})
+
+
+def _write_delays(folder: Path, name: str, log: DelayLog, start: int) -> str:
+    """Write the chunk's own delays of query ``name`` (those after the warm-up) into
+    ``folder``: the driver reads them from there a block at a time, so neither side holds
+    a chunk's delays in memory (the full year writes 35 MB of them)."""
+    file_name = f"{name}.delays"
+    with (folder / file_name).open("wb") as handle:
+        log.tofile(handle, start)
+    return file_name
 
 
 def chunk_dir(parts: Path, index: int) -> Path:
@@ -148,7 +159,7 @@ def run_chunk(job: Job, task: ChunkTask, parts: str) -> ChunkResult:
         outliers=dict(stats.outliers),
         profit_excluded=stats.profit_excluded,
         emitted={name: w.emitted - emitted_before[name] for name, w in writers.items()},
-        delays={name: w.delays_ms.tobytes(delays_before[name]) for name, w in writers.items()},
+        delay_files={name: _write_delays(folder, name, w.delays_ms, delays_before[name]) for name, w in writers.items()},
         warm_lines=task.warm_lines,
         warm_seconds=warm_seconds,
         warm_cpu_seconds=warm_cpu,

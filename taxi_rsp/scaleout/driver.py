@@ -115,7 +115,7 @@ def run_partitioned(config: RunConfig, mapper: Mapper, chunks: int,
                 concatenate(results, parts, name, handle)
             outputs.commit()
             finished = time.perf_counter()
-            summary = merge_summaries(results, finished - started, windows)
+            summary = merge_summaries(results, parts, finished - started, windows)
             if summary["lines_read"] != sum(s.lines for s in scans):  # the two stages must agree
                 raise RuntimeError(f"chunks read {summary['lines_read']} lines, the scan counted "
                                    f"{sum(s.lines for s in scans)}")

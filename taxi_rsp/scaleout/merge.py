@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import shutil
-from array import array
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from taxi_rsp.outputs.delay_log import DelayLog
 from taxi_rsp.outputs.delays import delay_stats
 from taxi_rsp.outputs.summary import data_warnings
 from taxi_rsp.scaleout.chunk import ChunkResult, chunk_dir
@@ -30,15 +30,26 @@ def _sum(dicts: Sequence[dict[str, int]]) -> dict[str, int]:
     return {key: total[key] for key in dict.fromkeys(k for d in dicts for k in d)}
 
 
-def merge_summaries(results: Sequence[ChunkResult], exec_seconds: float, windows_ms: dict[str, list[int]]) -> dict:
+def merged_delay_stats(results: Sequence[ChunkResult], parts: Path, name: str) -> dict:
+    """The delay summary of query ``name`` over every chunk's delay file, in chunk order
+    (read into a :class:`DelayLog`: bounded memory however long the stream)."""
+    log = DelayLog()
+    try:
+        for result in results:
+            with (chunk_dir(parts, result.index) / result.delay_files[name]).open("rb") as handle:
+                log.extend_from(handle)
+        return delay_stats(log).summary()
+    finally:
+        log.close()
+
+
+def merge_summaries(results: Sequence[ChunkResult], parts: Path, exec_seconds: float,
+                    windows_ms: dict[str, list[int]]) -> dict:
     """The run summary of `taxi-rsp run` (its counts, delays and warnings) from the
-    chunks' results; ``windows_ms``: the RANGE windows of each query, for the warnings."""
+    chunks' results and their files under ``parts``; ``windows_ms``: the RANGE windows of
+    each query, for the warnings."""
     accepted = sum(r.accepted for r in results)
     names = list(results[0].emitted)
-    delays = {name: array("d") for name in names}
-    for result in results:
-        for name in names:
-            delays[name].frombytes(result.delays[name])
     times = [t for r in results for t in (r.first_time, r.last_time) if t is not None]
     span_ms = max(times) - min(times) if times else None
     lines_read = sum(r.lines_read for r in results)
@@ -51,7 +62,7 @@ def merge_summaries(results: Sequence[ChunkResult], exec_seconds: float, windows
         "emitted": {name: sum(r.emitted[name] for r in results) for name in names},
         "exec_seconds": round(exec_seconds, 6),
         "events_per_second": round(accepted / exec_seconds, 1) if exec_seconds > 0 else None,
-        "delay_ms": {name: delay_stats(delays[name]).summary() for name in names},
+        "delay_ms": {name: merged_delay_stats(results, parts, name) for name in names},
         "engine_state_rows": dict(results[-1].state_rows),  # the state at the end of input
         "warnings": data_warnings(lines_read, span_ms, windows_ms),
     }
