@@ -73,6 +73,7 @@ NATIVE_MODULES: tuple[str, ...] = (
     "taxi_rsp.engine.compiled.correlated",
     "taxi_rsp.engine.compiled.group",
     "taxi_rsp.engine.compiled.join",
+    "taxi_rsp.engine.compiled.latest",
     "taxi_rsp.engine.compiled.match",
     "taxi_rsp.engine.compiled.window",
     "taxi_rsp.engine.rows",

@@ -23,6 +23,18 @@ from tests.test_compiled_differential import EVENT, PREFIX, _outputs, decimal
 
 pytestmark = pytest.mark.skipif(CCorrelationTable is None, reason="the native tier is not built")
 
+
+@pytest.fixture(autouse=True, scope="module")
+def _anti_joins_stay_anti_joins():
+    """Q2's shape (a later row of the same key in the same window) is planned as the
+    latest row per key (tests/test_latest_per_key.py); here it stays an anti-join, so
+    the table meets it."""
+    from taxi_rsp.planner import builder
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(builder, "latest_per_key", lambda node: None)  # (EngineConfig(latest_per_key=False))
+        yield
+
 TEMPLATES = [
     # Q2's shape: the latest row of a key (a later one of the same key cancels it)
     """SELECT ?e ?k ?s WHERE {

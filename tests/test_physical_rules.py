@@ -141,6 +141,25 @@ FIXTURES = [
          {W}, generated matcher -> ?a ?y
        {W}, generated matcher -> ?y ?b
      """),
+    ("a NOT EXISTS of a later row of the same key in the same window: each key's latest row",
+     f"SELECT ?x ?k WHERE {{ {S} {{ ?x ex:k ?k ; ex:seq ?s }} "
+     f"FILTER NOT EXISTS {{ {S} {{ ?y ex:k ?k ; ex:seq ?s2 }} FILTER(?s2 > ?s) }} }}",
+     EngineConfig(subject_disjoint_streams=STARS),
+     """
+     Map [specialised] Project -> ?x ?k
+       LatestPerKey [specialised] by ?k: rows with no later ?s ((?s2 > ?s); the inner window is the outer one) -> ?x ?k ?s
+         Window <http://s> [RANGE 60000ms], 2 patterns of one subject, matched per event, generated matcher -> ?x ?k ?s
+     """),
+    ("the same with the rule off (EngineConfig.latest_per_key): the anti-join over both windows",
+     f"SELECT ?x ?k WHERE {{ {S} {{ ?x ex:k ?k ; ex:seq ?s }} "
+     f"FILTER NOT EXISTS {{ {S} {{ ?y ex:k ?k ; ex:seq ?s2 }} FILTER(?s2 > ?s) }} }}",
+     EngineConfig(subject_disjoint_streams=STARS, latest_per_key=False),
+     """
+     Map [specialised] Project -> ?x ?k
+       NotExists [specialised] if (?s2 > ?s) -> ?x ?k ?s
+         Window <http://s> [RANGE 60000ms], 2 patterns of one subject, matched per event, generated matcher -> ?x ?k ?s
+         Window <http://s> [RANGE 60000ms], 2 patterns of one subject, matched per event, generated matcher -> ?y ?k ?s2
+     """),
     ("an OPTIONAL sharing no variable has nothing to specialise on",
      f"SELECT * WHERE {{ {S} {{ ?x ex:p ?a }} OPTIONAL {{ {S} {{ ?y ex:q ?b }} }} }}", SPECIALISED,
      f"""

@@ -26,6 +26,7 @@ from taxi_rsp.engine.ops.aggregates import Median
 from taxi_rsp.engine.ops.group import GroupOp
 from taxi_rsp.engine.compiled.aggregate import CompiledAggregate
 from taxi_rsp.engine.compiled.correlated import CompiledCorrelated
+from taxi_rsp.engine.compiled.latest import LatestPerKey
 from taxi_rsp.engine.compiled.group import CompiledGroup
 from taxi_rsp.engine.compiled.join import CompiledJoin
 from taxi_rsp.engine.compiled.topk import CompiledTopK
@@ -118,6 +119,9 @@ def structure_sizes(engine: Engine) -> dict[str, int]:
                 sides = (op._left, op._right)
                 assert all(rows for side in sides for rows in side.values())  # no empty key left behind
                 sizes["compiled join/minus rows"] += sum(len(rows) for side in sides for rows in side.values())
+            if isinstance(op, LatestPerKey):
+                assert all(op._rows.values())  # a key goes with its last row
+                sizes["latest-per-key rows"] += op.state_size()
             if isinstance(op, CompiledGroup):
                 assert all(rows > 0 for _, rows, *_ in op._table.states())  # emptied groups are dropped
                 check_flushed(op._table)
@@ -152,7 +156,7 @@ def test_lazy_structures_stay_proportional_to_the_window(tmp_path: Path, compile
         if i % 240 == 0:  # every 40 minutes of stream time, internal invariants included
             samples.append(structure_sizes(engine))
     expected = ({"compiled join/minus rows", "compiled groups", "compiled median values", "compiled window rows",
-                 "compiled top-k rows"} if compiled else {"ring cells", "one-way rows", "median values", "tma cells"})
+                 "compiled top-k rows", "latest-per-key rows"} if compiled else {"ring cells", "one-way rows", "median values", "tma cells"})
     assert expected <= set(samples[-1]), samples[-1]
     warm = samples[1:]  # from 80 minutes on
     for kind in samples[-1]:

@@ -30,6 +30,9 @@ class EngineConfig:
       operators only;
     * ``prune_columns``: windows keep only the variables read above them
       (:mod:`taxi_rsp.algebra.prune`);
+    * ``latest_per_key``: with the specialised operators, a FILTER NOT EXISTS of a later
+      row of the same key in the same window keeps each key's newest row instead of
+      counting matches between two windows (:mod:`taxi_rsp.planner.latest`);
     * ``subject_disjoint_streams``: the streams whose events never share a subject (by
       default the taxi Feeder's): a STREAM block over one is matched per event for each
       star of its patterns, others are joined across the window's events
@@ -53,6 +56,7 @@ class EngineConfig:
     share_pipelines: bool = True
     compiled: bool = True
     prune_columns: bool = True
+    latest_per_key: bool = True
     subject_disjoint_streams: frozenset[str] = frozenset({TRIPS_STREAM})
     slide_report: str = "window close"
 

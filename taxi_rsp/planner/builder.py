@@ -12,7 +12,9 @@ logical node, and the physical rules, each a small function of the nodes it rewr
 * **TMA**: an ORDER BY … DESC LIMIT on a monotone score becomes the TMA grid top-k
   (:meth:`PlanBuilder._tma`), by request or when the reference operators run;
 * **multi-way join**: a join of three or more inputs with a stream becomes one routed
-  operator (:func:`taxi_rsp.planner.multijoin.plan_multijoin`).
+  operator (:func:`taxi_rsp.planner.multijoin.plan_multijoin`);
+* **latest per key**: a NOT EXISTS of a later row of the same key in the same window
+  keeps each key's newest row (:func:`taxi_rsp.planner.latest.latest_per_key`).
 
 Sharing (equal windows of a query keep one buffer; per-event pipelines shared across
 queries) is the instantiation's (:mod:`taxi_rsp.planner.instantiate`). Fixtures:
@@ -32,6 +34,7 @@ from taxi_rsp.engine.ops.match import variable_positions
 from taxi_rsp.engine.static import StaticStore
 from taxi_rsp.lang import ast
 from taxi_rsp.planner import physical as X
+from taxi_rsp.planner.latest import latest_per_key
 from taxi_rsp.planner.monotone import monotonicity
 from taxi_rsp.planner.multijoin import plan_multijoin
 from taxi_rsp.rdf.dictionary import Dictionary
@@ -240,8 +243,9 @@ class PlanBuilder:
         else:
             schema = left.schema
         shared = any(v in right.schema for v in left.schema)  # without one, nothing to specialise on
-        return X.Correlated(schema, type(node).__name__, left, right, node.condition,
-                            getattr(node, "minus", False), self.specialised and shared)
+        correlated = X.Correlated(schema, type(node).__name__, left, right, node.condition,
+                                  getattr(node, "minus", False), self.specialised and shared)
+        return (latest_per_key(correlated) if self.config.latest_per_key else None) or correlated
 
     def _tma(self, node: P.TopK) -> X.TmaTopK | None:
         """The TMA grid top-k when the first ORDER BY key is DESC of a variable defined by

@@ -28,6 +28,7 @@ from taxi_rsp.engine.compiled.group import CompiledGroup
 from taxi_rsp.engine.compiled.join import CompiledJoin
 from taxi_rsp.engine.compiled.match import CompiledMatcher
 from taxi_rsp.engine.compiled.ranked import RankedAggregate, RankedGroup
+from taxi_rsp.engine.compiled.latest import LatestPerKey
 from taxi_rsp.engine.compiled.ranked_join import RankedJoin
 from taxi_rsp.engine.compiled.topk import CompiledTopK
 from taxi_rsp.engine.compiled.window import specialise_window
@@ -114,6 +115,8 @@ class _Instantiation:
                 return self._multijoin(node)
             case X.Correlated():
                 return self._correlated(node)
+            case X.LatestPerKey():
+                return self._latest(node)
             case X.Union():
                 inputs = [self.make(branch) for branch in node.branches]
                 union = self._add(UnionOp(node.schema, [op.schema for op in inputs]))
@@ -254,6 +257,18 @@ class _Instantiation:
         left.connect(correlated.push_left)
         right.connect(correlated.push_right)
         return correlated
+
+    def _latest(self, node: X.LatestPerKey) -> Operator:
+        """Each key's newest row of the outer window; the anti-join it stands for (over
+        the outer rows and inner rows read from them) answers after a hand-over."""
+        correlated = node.correlated
+        left = self.make(correlated.left)
+        reference = AntiJoinOp(left.schema, correlated.right.schema, minus=False)
+        reference.set_condition(self._expr(correlated.condition, reference.merged_schema))
+        latest = self._add(LatestPerKey(reference, tuple(left.schema.index(v) for v in node.keys),
+                                        left.schema.index(node.value), node.right_from_left))
+        left.connect(latest.push_left)
+        return latest
 
     def _join(self, node: X.Join, left: Operator, right: Operator) -> Operator:
         join: Operator = JoinOp(left.schema, right.schema)

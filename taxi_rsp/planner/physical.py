@@ -190,6 +190,31 @@ class Correlated(Node):
 
 
 @dataclass(frozen=True)
+class LatestPerKey(Node):
+    """A FILTER NOT EXISTS whose inner block is its outer window again (same stream, RANGE,
+    patterns and filters, up to variable names) asking for a *later* row of the same key
+    (``?v2 > ?v`` on one column of both): the latest row of each key in the window
+    (:mod:`taxi_rsp.engine.compiled.latest`, decided by
+    :func:`~taxi_rsp.planner.builder.latest_per_key`). ``correlated`` is the plan it stands
+    for: its left window is this node's one input, its right rows are those of the left
+    read at ``right_from_left`` (the inner window is not built), and its reference
+    anti-join answers after a hand-over."""
+
+    correlated: Correlated
+    keys: tuple[str, ...]  # the shared variables (columns of the left rows)
+    value: str  # the left variable a later row must exceed
+    right_from_left: tuple[int, ...]  # the right row's columns, as positions of the left row
+
+    @property
+    def inputs(self) -> tuple[Node, ...]:
+        return (self.correlated.left,)
+
+    def label(self) -> str:
+        return (f"LatestPerKey [specialised] by {_keys(self.keys)}: rows with no later ?{self.value} "
+                f"({format_expr(self.correlated.condition)}; the inner window is the outer one)")
+
+
+@dataclass(frozen=True)
 class Union(Node):
     branches: tuple[Node, ...]
 
