@@ -1,11 +1,13 @@
 """Compile a copy of one of the native tier's Cython modules with one line changed: the
-mutation tests show that a differential test catches such a mistake."""
+mutation tests show that a differential test catches such a mistake (:func:`failures`
+says which of its cases did)."""
 
 from __future__ import annotations
 
 import importlib.util
 import subprocess
 import sys
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import ModuleType
 
@@ -34,3 +36,15 @@ def build_mutant(folder: Path, name: str, original: str, mutant: str, source: st
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def failures(test: Callable[[str], object], templates: Iterable[str]) -> list[str]:
+    """The templates on which ``test`` fails: a wrong answer or a raised error, caught
+    either way (a mutant may make the engine raise instead of answering wrong)."""
+    failed = []
+    for template in templates:
+        try:
+            test(template)
+        except Exception:  # noqa: BLE001 - see above
+            failed.append(template)
+    return failed

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.engine_helpers import EX
+from tests.native_mutants import failures
 from tests.test_compiled_differential import EVENT, PREFIX, _outputs, decimal
 
 LATEST = [
@@ -175,12 +176,7 @@ def test_a_mutation_of_the_operator_fails_the_differential_test(original: str, m
     module = types.ModuleType("latest_mutant")
     exec(compile(source.replace(original, mutant, 1), "latest_mutant.py", "exec"), module.__dict__)  # noqa: S102
     assert module.LatestPerKey is not latest.LatestPerKey
-    failed = []
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(instantiate, "LatestPerKey", module.LatestPerKey)
-        for template in LATEST:
-            try:
-                test_the_latest_row_per_key_answers_as_the_anti_join(template)
-            except Exception:  # noqa: BLE001 - a wrong answer or a raised error: caught either way
-                failed.append(template)
+        failed = failures(test_the_latest_row_per_key_answers_as_the_anti_join, LATEST)
     assert failed, "no differential test noticed the mutant"

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from taxi_rsp.engine.compiled import correlated
 from taxi_rsp.engine.native import CCorrelationTable
 from tests.engine_helpers import EX
-from tests.native_mutants import build_mutant
+from tests.native_mutants import build_mutant, failures
 from tests.test_compiled_differential import EVENT, PREFIX, _outputs, decimal
 
 pytestmark = pytest.mark.skipif(CCorrelationTable is None, reason="the native tier is not built")
@@ -200,10 +200,5 @@ def test_a_mutation_of_the_table_fails_the_differential_tests(tmp_path, original
     module = build_mutant(tmp_path, "_correlation", original, mutant)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(correlated, "correlation_table_class", lambda: module.CorrelationTable)
-        failed = []
-        for template in TEMPLATES:
-            try:
-                test_the_native_table_equals_the_python_loops_and_the_reference(template)
-            except Exception:  # noqa: BLE001 - a wrong answer or a raised error: caught either way
-                failed.append(template)
+        failed = failures(test_the_native_table_equals_the_python_loops_and_the_reference, TEMPLATES)
         assert failed, "no differential test noticed the mutant"
