@@ -38,10 +38,11 @@ LATEST = [
          }
          BIND(CONCAT("c", STR(?x)) AS ?c)
        } GROUP BY ?c""",
-    # a key of two variables (ex:w may be absent: then the block does not match)
+    # the inner star written in another order, a key of two variables (ex:w may be
+    # absent: then the block does not match)
     """SELECT ?e ?k ?w ?s WHERE {
          STREAM <%sstream> [RANGE 2m] { ?e ex:k ?k ; ex:w ?w ; ex:seq ?s }
-         FILTER NOT EXISTS { STREAM <%sstream> [RANGE 2m] { ?f ex:k ?k ; ex:w ?w ; ex:seq ?s2 } FILTER(?s2 > ?s) }
+         FILTER NOT EXISTS { STREAM <%sstream> [RANGE 2m] { ?f ex:seq ?s2 ; ex:w ?w ; ex:k ?k } FILTER(?s2 > ?s) }
        }""",
     # the value compared is a BIND of the block (decimals of one type)
     """SELECT ?e ?k ?t WHERE {

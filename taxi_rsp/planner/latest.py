@@ -10,7 +10,8 @@ Q2's empty taxis and any "current state of each entity" query have this shape::
     }
 
 When the inner block is the outer one again — the same stream and RANGE, the same
-patterns and the same filters and binds before the last filter, up to variable names —
+patterns (a star's in any order) and the same filters and binds before the last filter,
+up to variable names —
 and the shared variables and the compared ones (``?seq2``, ``?seq``) are the same columns
 of it, both windows hold the same events, so a row survives exactly when no row of its
 key arrived after it with a greater value. While every key's values grow with arrival
@@ -43,7 +44,8 @@ True
 from __future__ import annotations
 
 from taxi_rsp.algebra import plan as P
-from taxi_rsp.lang.ast import Call, Const, Var
+from taxi_rsp.engine.ops.match import variable_positions
+from taxi_rsp.lang.ast import Call, Const, TriplePattern, Var
 from taxi_rsp.planner import physical as X
 
 _MIRRORED = {">": ">", "<": ">"}  # ?later > ?v, or ?v < ?later: the later row's value is greater
@@ -100,10 +102,11 @@ def _split(window: X.Window) -> tuple[tuple, tuple[str, ...]] | None:
     if any(P.volatile_step(step) for step in window.steps):
         return None  # RAND(): each block draws its own values
     core = _core_length(window)
-    schema = list(window.match_schema)
+    patterns = _in_predicate_order(window.triples)
+    schema = list(variable_positions(patterns))  # columns numbered in that order
     column = {name: i for i, name in enumerate(schema)}
     triples = tuple(tuple(("var", column[n.name]) if isinstance(n, Var) else ("term", n) for n in (t.s, t.p, t.o))
-                    for t in window.triples)
+                    for t in patterns)
     steps: list[tuple] = []
     for step in window.steps[:core]:
         if isinstance(step, P.Project):
@@ -118,6 +121,24 @@ def _split(window: X.Window) -> tuple[tuple, tuple[str, ...]] | None:
         else:
             steps.append(("filter", expr))
     return (triples, tuple(steps)), tuple(schema)
+
+
+def _in_predicate_order(triples: tuple[TriplePattern, ...]) -> tuple[TriplePattern, ...]:
+    """A star's patterns (one subject variable, each predicate a constant, once) ordered
+    by predicate, so that two stars written in another order compare equal; other
+    patterns as written.
+
+    >>> from taxi_rsp.rdf.terms import IRI
+    >>> star = (TriplePattern(Var("t"), IRI("urn:b"), Var("x")), TriplePattern(Var("t"), IRI("urn:a"), Var("y")))
+    >>> [t.o.name for t in _in_predicate_order(star)]
+    ['y', 'x']
+    """
+    subjects = {t.s for t in triples}
+    predicates = [t.p for t in triples]
+    if len(subjects) != 1 or not isinstance(triples[0].s, Var) or any(isinstance(p, Var) for p in predicates) \
+            or len(set(predicates)) != len(predicates):
+        return triples
+    return tuple(sorted(triples, key=lambda t: repr(t.p)))
 
 
 def _columns(expr: object, column: dict[str, int]) -> object | None:
