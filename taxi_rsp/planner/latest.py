@@ -45,7 +45,8 @@ from __future__ import annotations
 
 from taxi_rsp.algebra import plan as P
 from taxi_rsp.engine.ops.match import variable_positions
-from taxi_rsp.lang.ast import Call, Const, TriplePattern, Var
+from taxi_rsp.engine.pipeline import canonical
+from taxi_rsp.lang.ast import Call, TriplePattern, Var
 from taxi_rsp.planner import physical as X
 
 _MIRRORED = {">": ">", "<": ">"}  # ?later > ?v, or ?v < ?later: the later row's value is greater
@@ -97,8 +98,8 @@ def _core_length(window: X.Window) -> int:
 
 def _split(window: X.Window) -> tuple[tuple, tuple[str, ...]] | None:
     """The window's core (patterns and the steps up to its last FILTER) with variables as
-    column numbers, and the core's schema; None when a step after the core can drop or
-    draw (a volatile BIND) or an expression has no column form."""
+    column numbers, and the core's schema; None when a step draws (a volatile BIND) or a
+    projection sits inside the core."""
     if any(P.volatile_step(step) for step in window.steps):
         return None  # RAND(): each block draws its own values
     core = _core_length(window)
@@ -111,15 +112,10 @@ def _split(window: X.Window) -> tuple[tuple, tuple[str, ...]] | None:
     for step in window.steps[:core]:
         if isinstance(step, P.Project):
             return None  # a projection inside the core renumbers the columns: not compared
-        expr = _columns(step.expr, column)
-        if expr is None:
-            return None
+        # the pipelines' own "same computation up to variable names" (engine/pipeline.py)
+        steps.append((type(step).__name__, canonical(step.expr, tuple(schema))))
         if isinstance(step, P.Extend):
-            steps.append(("extend", expr))
-            column[step.var] = len(schema)
             schema.append(step.var)
-        else:
-            steps.append(("filter", expr))
     return (triples, tuple(steps)), tuple(schema)
 
 
@@ -139,18 +135,6 @@ def _in_predicate_order(triples: tuple[TriplePattern, ...]) -> tuple[TriplePatte
             or len(set(predicates)) != len(predicates):
         return triples
     return tuple(sorted(triples, key=lambda t: repr(t.p)))
-
-
-def _columns(expr: object, column: dict[str, int]) -> object | None:
-    """``expr`` with each variable replaced by its column (None: not expressible)."""
-    if isinstance(expr, Var):
-        return ("var", column[expr.name]) if expr.name in column else ("unbound",)
-    if isinstance(expr, Const):
-        return ("const", expr)
-    if isinstance(expr, Call):
-        args = [_columns(a, column) for a in expr.args]
-        return None if any(a is None for a in args) else ("call", expr.op, tuple(args))
-    return None  # EXISTS, an aggregate: not compared
 
 
 def _compared(condition: object, inner: tuple[str, ...], outer: tuple[str, ...]) -> tuple[str, str] | None:
