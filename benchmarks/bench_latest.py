@@ -17,14 +17,13 @@ Figures: docs/performance.md.
 
 from __future__ import annotations
 
-import itertools
 import os
 import time
 from pathlib import Path
 
 import pytest
 
-from benchmarks.conftest import cached_synthetic
+from benchmarks.conftest import synthetic_slice
 from taxi_rsp.engine.config import EngineConfig
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.feeder import Feeder
@@ -53,14 +52,7 @@ WORKLOADS: dict[str, list[tuple[str, str]]] = {
 @pytest.fixture(scope="module")
 def slice_path(cache_dir: Path) -> Path:
     """The first LINES lines of the synthetic 20-day file (cached)."""
-    path = cache_dir / f"synth20_seed0_first{LINES}.csv"
-    if not path.exists():
-        source = cached_synthetic(cache_dir, 20, 0)
-        part = path.with_suffix(".part")
-        with source.open("rb") as full, part.open("wb") as out:
-            out.writelines(itertools.islice(full, LINES))
-        part.rename(path)
-    return path
+    return synthetic_slice(cache_dir, LINES)
 
 
 def run(path: Path, queries: list[tuple[str, str]], latest: bool) -> tuple[float, dict, str]:

@@ -38,3 +38,17 @@ def cached_synthetic(cache: Path, days: int, seed: int) -> Path:
             "expected_profit_exclusions": made.expected_profit_exclusions,
         }, indent=2))
     return path
+
+
+def synthetic_slice(cache: Path, lines: int) -> Path:
+    """The first ``lines`` lines of the synthetic 20-day file (seed 0), cached beside it."""
+    import itertools
+
+    path = cache / f"synth20_seed0_first{lines}.csv"
+    if not path.exists():
+        source = cached_synthetic(cache, 20, 0)
+        part = path.with_suffix(".part")
+        with source.open("rb") as full, part.open("wb") as out:
+            out.writelines(itertools.islice(full, lines))
+        part.rename(path)
+    return path

@@ -91,6 +91,20 @@ class Computed:
         return repr(self) < repr(other)
 
 
+def ordered_number_ids(type_code: int) -> tuple[int, int]:
+    """``(low, high)``: the ids of the non-negative inline numbers of ``type_code``
+    (T_INTEGER or T_DECIMAL) are ``low <= id < high`` and order like the numbers, so two
+    such ids of one type compare without decoding (a negative number's id is ``high`` or
+    above).
+
+    >>> low, high = ordered_number_ids(T_INTEGER)
+    >>> low <= Dictionary.integer_id(0) < Dictionary.integer_id(7) < high <= Dictionary.integer_id(-1)
+    True
+    """
+    low = INLINE_FLAG | (type_code << TYPE_SHIFT)
+    return low, low + (1 << (PAYLOAD_BITS - 1))
+
+
 def _inline(type_code: int, payload: int) -> int:
     return INLINE_FLAG | (type_code << TYPE_SHIFT) | (payload & PAYLOAD_MASK)
 

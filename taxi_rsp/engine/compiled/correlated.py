@@ -37,7 +37,7 @@ from taxi_rsp.engine.ops.base import Delta, Operator, Row
 from taxi_rsp.engine.ops.minus import AntiJoinOp, LeftJoinOp, SemiJoinOp, Correlated
 from taxi_rsp.engine.reclaim import retired as _retired_list
 from taxi_rsp.lang import ast
-from taxi_rsp.rdf.dictionary import INLINE_FLAG, PAYLOAD_BITS, T_DECIMAL, T_INTEGER, TYPE_SHIFT, Dictionary
+from taxi_rsp.rdf.dictionary import T_DECIMAL, T_INTEGER, Dictionary, ordered_number_ids
 
 retired = cython.declare(list, _retired_list)  # typed: appends and clear() are C calls (see reclaim)
 
@@ -160,8 +160,7 @@ class CompiledCorrelated(Operator):
         code = codes.get(first)
         if code not in (T_INTEGER, T_DECIMAL) or codes.get(second) != code:
             return []
-        low = INLINE_FLAG | (code << TYPE_SHIFT)
-        high = low + (1 << (PAYLOAD_BITS - 1))  # the first id of a negative number
+        low, high = ordered_number_ids(code)  # high: the first id of a negative number
         reads = [f"lrow[{k}]" if k < self._left_width else f"rrow[{self._extra[k - self._left_width]}]"
                  for k in (first, second)]
         # a guarded region (except Exception): compiled, the ids are compared as C integers

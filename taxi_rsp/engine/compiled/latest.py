@@ -34,14 +34,14 @@ from taxi_rsp.engine.ops.base import Delta, Operator
 from taxi_rsp.engine.ops.minus import AntiJoinOp
 from taxi_rsp.engine.reclaim import retired as _retired_list
 from taxi_rsp.engine.rows import tuple_getter
-from taxi_rsp.rdf.dictionary import INLINE_FLAG, PAYLOAD_BITS, T_DECIMAL, T_INTEGER, TYPE_SHIFT
+from taxi_rsp.rdf.dictionary import T_DECIMAL, T_INTEGER, ordered_number_ids
 
 retired = cython.declare(list, _retired_list)  # typed: appends are C calls (see reclaim)
 
 # ids of non-negative inline numbers: [head, head + 2^57) per type, ordered like the numbers
-_SPAN = 1 << (PAYLOAD_BITS - 1)
+_HEADS, _ENDS = zip(*(ordered_number_ids(code) for code in (T_INTEGER, T_DECIMAL)))
+_SPAN = _ENDS[0] - _HEADS[0]
 _SHORT = 16  # a key's rows beyond this many move from a list to a deque (O(1) at its front)
-_HEADS = (INLINE_FLAG | (T_INTEGER << TYPE_SHIFT), INLINE_FLAG | (T_DECIMAL << TYPE_SHIFT))
 
 
 class LatestPerKey(Operator):
