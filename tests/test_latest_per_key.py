@@ -3,7 +3,9 @@ EXISTS of a later row of the same key in the same window is planned as one opera
 the outer window, which must answer exactly as the reference anti-join over both
 windows, after every event — on values that grow with arrival (``ex:seq``) and on values
 that do not (``ex:v``: repeats, decreases, decimals, strings, absent), where it hands its
-rows over."""
+rows over. A GROUP BY right above it is fused with it and the window into one window
+aggregate whose C table counts each key's newest row (``FUSED``), held to the same
+oracle."""
 
 from __future__ import annotations
 
@@ -54,6 +56,30 @@ LATEST = [
        }""",
 ]
 
+# A GROUP BY right above the shape: one window aggregate over the latest row per key.
+FUSED = [
+    LATEST[2],
+    # values that need not grow (hand-overs), every fused aggregate over them
+    """SELECT ?k (COUNT(*) AS ?n) (SUM(?v) AS ?s) (MIN(?v) AS ?lo) (MAX(?v) AS ?hi) (MEDIAN(?v) AS ?m)
+              (AVG(?v) AS ?a) WHERE {
+         STREAM <%sstream> [RANGE 1m] { ?e ex:k ?k ; ex:v ?v }
+         FILTER NOT EXISTS { STREAM <%sstream> [RANGE 1m] { ?f ex:k ?k ; ex:v ?v2 } FILTER(?v < ?v2) }
+       } GROUP BY ?k""",
+    # no GROUP BY (the implicit group), a key of two variables
+    """SELECT (COUNT(*) AS ?n) (MAX(?s) AS ?m) (SUM(?w) AS ?t) WHERE {
+         STREAM <%sstream> [RANGE 2m] { ?e ex:k ?k ; ex:w ?w ; ex:seq ?s }
+         FILTER NOT EXISTS { STREAM <%sstream> [RANGE 2m] { ?f ex:seq ?s2 ; ex:w ?w ; ex:k ?k } FILTER(?s2 > ?s) }
+       }""",
+    # the groups ranked in the table (ORDER BY aggregates LIMIT), decimals compared
+    """SELECT ?w (COUNT(?e) AS ?n) (MIN(?s) AS ?lo) WHERE {
+         STREAM <%sstream> [RANGE 2m] { ?e ex:k ?k ; ex:seq ?s ; ex:w ?w }
+         BIND(?s / 4 AS ?t)
+         FILTER(?t >= 0)
+         FILTER NOT EXISTS { STREAM <%sstream> [RANGE 2m] { ?f ex:k ?k ; ex:seq ?s2 ; ex:w ?w2 }
+                             BIND(?s2 / 4 AS ?t2) FILTER(?t2 >= 0) FILTER(?t2 > ?t) }
+       } GROUP BY ?w ORDER BY DESC(?n) DESC(?lo) LIMIT 2""",
+]
+
 NOT_LATEST = [
     # MINUS, >= (matches the row itself), an earlier row, other ranges, another column, an
     # inner filter of its own, a filter after the outer block's BIND
@@ -86,8 +112,17 @@ def _plans(template: str) -> tuple[list, str]:
 @pytest.mark.parametrize("template", LATEST)
 def test_the_shape_is_planned_as_the_latest_row_per_key(template: str) -> None:
     _, explain = _plans(template)
-    assert "LatestPerKey [specialised]" in explain and "NotExists" not in explain.split("physical plan:")[1].split(
-        "physical operators:")[0], explain
+    plan = explain.split("physical plan:")[1].split("physical operators:")[0]
+    assert "NotExists" not in plan, explain
+    assert ("LatestPerKey [specialised]" in plan) != (template in FUSED), explain
+
+
+@pytest.mark.parametrize("template", FUSED)
+def test_a_group_by_above_it_is_one_window_aggregate_over_the_latest_rows(template: str) -> None:
+    _, explain = _plans(template)
+    plan = explain.split("physical plan:")[1].split("physical operators:")[0]
+    assert "over the latest row per" in plan and "LatestPerKey" not in plan, explain
+    assert "+ latest row per ?k" in explain.split("physical operators:")[1], explain
 
 
 @pytest.mark.parametrize("template", NOT_LATEST)
@@ -96,7 +131,7 @@ def test_other_anti_joins_stay_anti_joins(template: str) -> None:
     assert "LatestPerKey" not in explain, explain
 
 
-@pytest.mark.parametrize("template", LATEST + NOT_LATEST)
+@pytest.mark.parametrize("template", LATEST + FUSED[1:] + NOT_LATEST)
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(events=st.lists(EVENT, min_size=1, max_size=40))
 @example(events=[(0, "a", 1, 1), (0.5, "a", 2, 2), (0.5, "a", 3, 1), (3, "a", 1, 1)])
@@ -121,6 +156,18 @@ def test_a_value_that_does_not_grow_hands_the_rows_to_the_anti_join() -> None:
     assert "LatestPerKey, in place of NotExists on ?k (reference)" in explain[0], explain[0]
 
 
+@pytest.mark.parametrize("events, mode", [
+    ([(0, "a", 3, None), (0, "b", 1, None), (0.25, "a", 2, None), (0.25, "a", 8, None), (2, "b", 4, None)],
+     "reference"),  # a's 2 is not later than its 3: the rows go to the anti-join, the GROUP BY's reference
+    ([(0, "a", 1, None), (0.5, "b", 4, None), (0.5, "a", 2, None), (3, "a", 7, None)], "compiled"),
+])
+def test_the_fused_aggregate_hands_over_when_a_value_does_not_grow(events, mode: str) -> None:
+    query = PREFIX + FUSED[1].replace("%s", EX)
+    explain: list = []
+    assert _outputs(query, events, compiled=True, explain=explain) == _outputs(query, events, compiled=False)
+    assert f"+ latest row per ?k + group by ?k ({mode}" in explain[0], explain[0]
+
+
 def test_growing_values_keep_the_operator() -> None:
     query = PREFIX + LATEST[0].replace("%s", EX)
     events = [(0, "a", None, None), (0.5, "b", None, None), (0.5, "a", None, None), (3, "a", None, None)]
@@ -130,12 +177,11 @@ def test_growing_values_keep_the_operator() -> None:
 
 
 def test_the_debs_q2_empty_taxis_are_each_taxis_latest_trip() -> None:
-    """Q2's NOT EXISTS is planned as the latest trip per taxi and stays so over the sample
-    (the Feeder's ex:seq grows with every line); its rows are the taxis of the last 30
-    minutes, one each."""
+    """Q2's NOT EXISTS is planned as the latest trip per taxi, fused with the window and
+    the GROUP BY above, and stays so over the sample (the Feeder's ex:seq grows with every
+    line); the groups count one trip per taxi of the last 30 minutes."""
     from pathlib import Path
 
-    from taxi_rsp.engine.compiled.latest import LatestPerKey
     from taxi_rsp.engine.engine import Engine
     from taxi_rsp.feeder import Feeder
     from taxi_rsp.planner import register
@@ -146,9 +192,11 @@ def test_the_debs_q2_empty_taxis_are_each_taxis_latest_trip() -> None:
     query = register(engine, resolve_query("q2").text, "q2")
     for event in Feeder(sample, engine.dictionary):
         engine.process(event)
-    (latest,) = [op for op in query.physical.operators if isinstance(op, LatestPerKey)]
-    assert latest.mode == "compiled"
-    assert 0 < len(latest._rows) <= latest.state_size() < 10_004
+    (fused,) = [op for op in query.physical.operators if getattr(op, "_latest", None) is not None]
+    assert fused.mode == "compiled"
+    table = fused.table_state()
+    counted = sum(state[1] for state in table.states())  # rows per group
+    assert 0 < counted == len(table.entries()) < fused.state_size() < 10_004
 
 
 MUTANTS = [

@@ -30,12 +30,17 @@ def with_results(table, scales):
 
 
 @st.composite
-def scripts(draw: st.DrawFn) -> tuple[int, tuple[str, ...], tuple, bool, list[tuple]]:
+def scripts(draw: st.DrawFn) -> tuple[int, tuple[str, ...], tuple, bool, list[tuple], int]:
     """A table's shape and a sequence of operations: for a window's table inserts (time
     non-decreasing) and expiries, for a table of deltas pushes of ±1 or ±2 rows whose
-    arguments may be errors (None); changes taken and flushes for both."""
+    arguments may be errors (None); changes taken and flushes for both. A window's table
+    may keep the latest row per key (its last element: the latest key's width); its
+    inserts then carry a latest key (rarely unbound) and a value that mostly grows."""
     key_width = draw(st.integers(0, 2))
     ordered = draw(st.booleans())
+    latest = draw(st.sampled_from([0, 1, 1, 2])) if ordered else 0
+    latest_keys = st.tuples(*[st.one_of(st.integers(0, 3), st.integers(0, 3), st.none()) for _ in range(latest)])
+    order = 0
     kinds = tuple(draw(st.lists(st.sampled_from(KINDS), min_size=1, max_size=4)))
     scales = tuple(None if kind == "COUNT" else draw(st.sampled_from([None, 0, 2, 6, 9])) for kind in kinds)
     keys = st.tuples(*[st.one_of(st.none(), st.integers(0, 3), st.just(1 << 62)) for _ in range(key_width)])
@@ -45,8 +50,11 @@ def scripts(draw: st.DrawFn) -> tuple[int, tuple[str, ...], tuple, bool, list[tu
         step = draw(st.sampled_from(["add", "add", "add", "expire", "changes", "flush"]))
         if step == "add" and ordered:
             now += draw(st.integers(0, 3))
-            ops.append(("insert", now + draw(st.integers(1, 10)), draw(keys),
-                        tuple(draw(VALUES) for _ in kinds)))
+            args = tuple(draw(VALUES) for _ in kinds)
+            if latest:
+                order += draw(st.sampled_from([1, 1, 1, 2, 0, -1]))  # equal or smaller: a hand-over
+                args += draw(latest_keys) + (order,)
+            ops.append(("insert", now + draw(st.integers(1, 10)), draw(keys), args))
         elif step == "add":
             args = tuple(draw(VALUES) if kind == "COUNT" else draw(st.one_of(VALUES, VALUES, st.none()))
                          for kind in kinds)
@@ -55,7 +63,7 @@ def scripts(draw: st.DrawFn) -> tuple[int, tuple[str, ...], tuple, bool, list[tu
             ops.append(("expire", now + draw(st.integers(-2, 8))))
         else:
             ops.append((step if step != "expire" else "changes",))
-    return key_width, kinds, scales, ordered, ops
+    return key_width, kinds, scales, ordered, ops, latest
 
 
 def observe(table, op: tuple) -> object:
@@ -93,20 +101,26 @@ def state(table) -> tuple:
 @given(scripts())
 @example((1, ("MEDIAN", "MAX"), (2, None), True, [  # an even count's two middle values, as changes and as ids
     ("insert", 5, (1,), (3, 3)), ("insert", 6, (1,), (7, 7)), ("changes",),
-    ("insert", 7, (1,), (9, 9)), ("insert", 7, (1,), (1, 1)), ("flush",), ("expire", 6), ("flush",)]))
+    ("insert", 7, (1,), (9, 9)), ("insert", 7, (1,), (1, 1)), ("flush",), ("expire", 6), ("flush",)], 0))
 @example((1, ("MIN", "SUM", "MEDIAN"), (None, 2, None), False, [  # errors, retractions of any value
     ("push", (1,), (5, 5, 5), 1), ("push", (1,), (2, None, 2), 1), ("push", (1,), (8, 8, 8), 2), ("flush",),
     ("push", (1,), (2, None, 2), -1), ("push", (1,), (5, 5, 5), -1), ("flush",), ("push", (1,), (8, 8, 8), -2),
-    ("flush",)]))
+    ("flush",)], 0))
 @example((0, ("SUM",), (2,), True, [  # the one group emptied after decimals: its SUM is a decimal 0
-    ("insert", 5, (), (150,)), ("flush",), ("expire", 5), ("flush",)]))
+    ("insert", 5, (), (150,)), ("flush",), ("expire", 5), ("flush",)], 0))
 @example((0, ("COUNT", "MIN"), (None, None), True,  # a queue's dead prefix of exactly 17: cut on both sides alike
-          [("insert", 1, (), (0, 0))] * 21 + [("insert", 2, (), (0, 0)), ("expire", 1)]))
+          [("insert", 1, (), (0, 0))] * 21 + [("insert", 2, (), (0, 0)), ("expire", 1)], 0))
+@example((0, ("MAX",), (None,), True, [  # a queue's newer value one above its last: it pops it
+    ("insert", 5, (), (5,)), ("insert", 6, (), (6,)), ("changes",)], 0))
+@example((1, ("COUNT", "MAX"), (None, None), True, [  # the latest row per key: superseded, then expired
+    ("insert", 5, (1,), (1, 10, 7, 1)), ("insert", 6, (2,), (1, 20, 7, 2)), ("insert", 6, (1,), (1, 30, 8, 3)),
+    ("flush",), ("expire", 5), ("flush",), ("insert", 7, (1,), (1, 40, 7, 3)), ("flush",), ("expire", 6),
+    ("flush",)], 1))
 def test_the_native_table_answers_as_its_pure_twin_after_every_operation(script) -> None:
-    key_width, kinds, scales, ordered, ops = script
+    key_width, kinds, scales, ordered, ops, latest = script
     implicit = key_width == 0
-    native, native_ids = with_results(CGroupTable(key_width, kinds, implicit, ordered), scales)
-    pure, pure_ids = with_results(PyGroupTable(key_width, kinds, implicit, ordered), scales)
+    native, native_ids = with_results(CGroupTable(key_width, kinds, implicit, ordered, latest), scales)
+    pure, pure_ids = with_results(PyGroupTable(key_width, kinds, implicit, ordered, latest), scales)
     for op in ops:
         assert observe(native, op) == observe(pure, op), op
         assert state(native) == state(pure), op
@@ -197,6 +211,9 @@ MUTATIONS = [
      "row.append(self._mean_term(v.data[n // 2], v.data[n // 2], scale))"),
     ("while v.size > v.head and v.data[v.size - 1] < value:", "while v.size > v.head and v.data[v.size - 1] <= value - 2:"),
     ("if record[0] > until:", "if record[0] >= until:"),
+    ("if latest_slot >= 0 and order <= self._latest_value[latest_slot]:",
+     "if latest_slot >= 0 and order < self._latest_value[latest_slot]:"),
+    ("if self._latest_count[latest_slot] == 0:", "if self._latest_count[latest_slot] <= 1:"),
     ("if a is not b and a != b:", "if a is not b and a != b and j > width:"),
     ("row.append(self._term(v.data[0] if kind == K_MIN else v.data[n - 1], scale))",
      "row.append(self._term(v.data[0] if kind == K_MIN else v.data[0], scale))"),

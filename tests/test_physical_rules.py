@@ -150,6 +150,14 @@ FIXTURES = [
        LatestPerKey [specialised] by ?k: rows with no later ?s ((?s2 > ?s); the inner window is the outer one) -> ?x ?k ?s
          Window <http://s> [RANGE 60000ms], 2 patterns of one subject, matched per event, generated matcher -> ?x ?k ?s
      """),
+    ("a GROUP BY over each key's latest row: one window aggregate whose table counts the newest rows",
+     f"SELECT ?k (COUNT(?x) AS ?n) WHERE {{ {S} {{ ?x ex:k ?k ; ex:seq ?s }} "
+     f"FILTER NOT EXISTS {{ {S} {{ ?y ex:k ?k ; ex:seq ?s2 }} FILTER(?s2 > ?s) }} }} GROUP BY ?k",
+     EngineConfig(subject_disjoint_streams=STARS),
+     """
+     WindowAggregate [specialised] by ?k: ?n := COUNT over the latest row per ?k (no later ?s) -> ?k ?n
+       Window <http://s> [RANGE 60000ms], 2 patterns of one subject, matched per event, generated matcher -> ?x ?k ?s
+     """),
     ("the same with the rule off (EngineConfig.latest_per_key): the anti-join over both windows",
      f"SELECT ?x ?k WHERE {{ {S} {{ ?x ex:k ?k ; ex:seq ?s }} "
      f"FILTER NOT EXISTS {{ {S} {{ ?y ex:k ?k ; ex:seq ?s2 }} FILTER(?s2 > ?s) }} }}",

@@ -6,7 +6,8 @@ logical node, and the physical rules, each a small function of the nodes it rewr
 * **fuse steps**: FILTER, BIND and projection right above a window or a map become steps
   of it (:func:`fuse_steps`);
 * **window aggregate**: GROUP BY right above a RANGE window with fusable aggregates
-  becomes one specialised operator (:func:`window_aggregate`);
+  becomes one specialised operator (:func:`window_aggregate`), also over the latest row
+  per key of such a window (the table then counts each key's newest row);
 * **top-k takes the BINDs**: a specialised top-k absorbs the BIND steps right below it
   (:func:`absorb_extends`);
 * **TMA**: an ORDER BY … DESC LIMIT on a monotone score becomes the TMA grid top-k
@@ -66,16 +67,18 @@ def fuse_steps(child: X.Node, step: P.FusedStep, specialised: bool) -> X.Node:
     return X.Map(schema, child, (step,), specialised)
 
 
-def window_aggregate(window: X.Window, keys: tuple[str, ...], aggregates: tuple) -> X.WindowAggregate | None:
-    """GROUP BY over ``window`` as one specialised operator, when its window is a plain
-    RANGE (or NOW) window, no fused step draws volatile values (RAND(): one draw per row,
-    retracted as drawn) and every aggregate is fusable; else None."""
+def window_aggregate(window: X.Window, keys: tuple[str, ...], aggregates: tuple,
+                     latest: X.LatestPerKey | None = None) -> X.WindowAggregate | None:
+    """GROUP BY over ``window`` (or over ``latest``, the latest row per key of it) as one
+    specialised operator, when its window is a plain RANGE (or NOW) window, no fused step
+    draws volatile values (RAND(): one draw per row, retracted as drawn) and every
+    aggregate is fusable; else None."""
     spec = window.spec
     if not (spec.kind == "NOW" or (spec.kind == "RANGE" and spec.slide_ms is None)) or window.graph is not None:
         return None
     if any(P.volatile_step(step) for step in window.steps) or not fusable_aggregates(aggregates):
         return None
-    return X.WindowAggregate(keys + tuple(var for var, _ in aggregates), window, keys, aggregates)
+    return X.WindowAggregate(keys + tuple(var for var, _ in aggregates), window, keys, aggregates, latest)
 
 
 def absorb_extends(topk: X.TopK) -> X.TopK:
@@ -222,10 +225,14 @@ class PlanBuilder:
                 return X.Union(schema, branches)
             case P.Group():
                 child = self.build(node.child)
+                fused = None
                 if self.specialised and isinstance(child, X.Window):
                     fused = window_aggregate(child, node.keys, node.aggregates)
-                    if fused is not None:
-                        return fused
+                elif self.specialised and isinstance(child, X.LatestPerKey) and isinstance(
+                        child.correlated.left, X.Window):
+                    fused = window_aggregate(child.correlated.left, node.keys, node.aggregates, child)
+                if fused is not None:
+                    return fused
                 return X.Group(node.keys + tuple(var for var, _ in node.aggregates), child, node.keys,
                                node.aggregates, self.specialised and fusable_aggregates(node.aggregates))
             case P.Distinct():

@@ -28,7 +28,7 @@ from taxi_rsp.engine.compiled.group import CompiledGroup
 from taxi_rsp.engine.compiled.join import CompiledJoin
 from taxi_rsp.engine.compiled.match import CompiledMatcher
 from taxi_rsp.engine.compiled.ranked import RankedAggregate, RankedGroup
-from taxi_rsp.engine.compiled.latest import LatestPerKey
+from taxi_rsp.engine.compiled.latest import LatestPerKey, LatestStage
 from taxi_rsp.engine.compiled.ranked_join import RankedJoin
 from taxi_rsp.engine.compiled.topk import CompiledTopK
 from taxi_rsp.engine.compiled.window import specialise_window
@@ -129,7 +129,7 @@ class _Instantiation:
             case X.WindowAggregate():
                 window = self._window(node.window)
                 return self._in_place_of(window, CompiledAggregate(window, node.keys, self._aggregate_specs(
-                    node, window), self.dictionary))
+                    node, window), self.dictionary, self._latest_stage(node, window)))
             case X.RankedAggregate():
                 return self._ranked(node)
             case X.RankedJoin():
@@ -161,7 +161,7 @@ class _Instantiation:
             window = self._window(groups.window)
             return self._in_place_of(window, RankedAggregate(
                 window, groups.keys, self._aggregate_specs(groups, window), self.dictionary, order, node.limit,
-                node.offset, reference))
+                node.offset, reference, self._latest_stage(groups, window)))
         child = self.make(groups.child)
         group_ref, specs = self._group_parts(groups, child.schema)
         ranked = self._add(RankedGroup(child.schema, groups.keys, specs, group_ref, self.dictionary, order,
@@ -173,6 +173,17 @@ class _Instantiation:
         """A window aggregate's (variable, name, distinct, argument, its closure) list."""
         return [(var, agg.name, agg.distinct, agg.arg, None if agg.arg is None else self._expr(agg.arg, window.schema))
                 for var, agg in node.aggregates]
+
+    def _latest_stage(self, node: X.WindowAggregate, window: WindowScan) -> LatestStage | None:
+        """The latest row per key a window aggregate counts (None: every row), with the
+        anti-join it stands for (over the window's rows and inner rows read from them)."""
+        if node.latest is None:
+            return None
+        correlated = node.latest.correlated
+        reference = AntiJoinOp(window.schema, correlated.right.schema, minus=False)
+        reference.set_condition(self._expr(correlated.condition, reference.merged_schema))
+        return LatestStage(node.latest.keys, node.latest.value, self._expr(Var(node.latest.value), window.schema),
+                           reference, node.latest.right_from_left)
 
     def _in_place_of(self, window: WindowScan, fused: Operator) -> Operator:
         """``fused``, which matches and derives on its own, as the plan's window."""

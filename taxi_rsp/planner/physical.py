@@ -240,18 +240,27 @@ class Group(Node):
 
 @dataclass(frozen=True)
 class WindowAggregate(Node):
-    """GROUP BY straight over a window and its fused steps, as one generated operator."""
+    """GROUP BY straight over a window and its fused steps, as one generated operator;
+    with ``latest``, over the latest row per key of that window (the
+    :class:`LatestPerKey` between them, fused: the table counts each key's newest row)."""
 
     window: Window
     keys: tuple[str, ...]
     aggregates: tuple[tuple[str, Aggregate], ...]
+    latest: LatestPerKey | None = None
 
     @property
     def inputs(self) -> tuple[Node, ...]:
         return (self.window,)
 
     def label(self) -> str:
-        return f"WindowAggregate [specialised] by {_keys(self.keys)}: {_aggregates(self.aggregates)}"
+        return f"WindowAggregate [specialised] by {_keys(self.keys)}: {_aggregates(self.aggregates)}{self.over()}"
+
+    def over(self) -> str:
+        """What the groups count when not every row: the label's tail."""
+        if self.latest is None:
+            return ""
+        return f" over the latest row per {_keys(self.latest.keys)} (no later ?{self.latest.value})"
 
 
 @dataclass(frozen=True)
@@ -275,7 +284,7 @@ class RankedAggregate(Node):
         kind = "RankedAggregate" if isinstance(self.aggregate, WindowAggregate) else "RankedGroup"
         return (f"{kind} [specialised] by {_keys(self.aggregate.keys)}: "
                 f"{_aggregates(self.aggregate.aggregates)}, ranked by {order or 'key'} offset {self.offset} "
-                f"limit {self.limit}")
+                f"limit {self.limit}" + (self.aggregate.over() if isinstance(self.aggregate, WindowAggregate) else ""))
 
 
 @dataclass(frozen=True)

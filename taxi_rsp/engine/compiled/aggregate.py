@@ -29,6 +29,14 @@ them over in one call; expiry runs in the table; the generated ``flush`` turns t
 changed groups' totals into term ids (the two middle values' mean without ``Fraction``
 unless it needs one).
 
+With a **latest stage** (``latest``, a :class:`~taxi_rsp.engine.compiled.latest.LatestStage`:
+the planner's fusion of :class:`~taxi_rsp.engine.compiled.latest.LatestPerKey` between the
+window and the GROUP BY) each row also hands the table its latest key's ids and its
+ordering value, and the table counts only each key's newest entry (superseding and expiry
+in C: no row list between three operators). The window's rows are kept beside it, for the
+hand-over only: a value that does not grow replays them into the anti-join the stage
+stands for, which feeds the reference GROUP BY from then on.
+
 The generated function is specialised on the type codes of the first row (like the
 fused chunks). A row that misses a guard or raises takes the *slow path*: the reference
 step closures and aggregate arguments decide it, and its values enter the same state
@@ -64,10 +72,12 @@ from taxi_rsp.engine.ops.group import ERROR, GroupOp
 from taxi_rsp.engine.ops.match import BGPMatcher
 from taxi_rsp.engine.view import EventView
 from taxi_rsp.engine.ops.window import WindowScan
+from taxi_rsp.engine.compiled.latest import LatestStage
 from taxi_rsp.engine.native import group_table_class
 from taxi_rsp.engine.native.encoders import TermEncoders
 from taxi_rsp.engine.native.program import ProgramCompiler, programs_available
 from taxi_rsp.engine.reclaim import retired
+from taxi_rsp.engine.rows import tuple_getter
 from taxi_rsp.lang import ast
 from taxi_rsp.lang.ast import WindowSpec
 from taxi_rsp.rdf.dictionary import Dictionary
@@ -87,9 +97,10 @@ class CompiledAggregate(Operator):
 
     def __init__(self, window: WindowScan, keys: tuple[str, ...],
                  aggregates: list[tuple[str, str, bool, Any, Compiled | None]],
-                 dictionary: Dictionary) -> None:
+                 dictionary: Dictionary, latest: LatestStage | None = None) -> None:
         """``aggregates``: (output variable, name, distinct, argument expression, its
-        reference closure over the window's output schema)."""
+        reference closure over the window's output schema); ``latest``: count only the
+        latest row of each key (see the module docstring)."""
         super().__init__(keys + tuple(a[0] for a in aggregates))
         self.stream = window.stream
         self.spec: WindowSpec = window.spec
@@ -105,10 +116,17 @@ class CompiledAggregate(Operator):
         self._reference = GroupOp(window.schema, keys, [(v, n, d, c) for v, n, d, _, c in aggregates], dictionary)
         self._reference.emit_for(self)  # its deltas go to this operator's consumers
         self._implicit = not keys
+        self._latest = latest
+        self._latest_kind: Any = None  # the compiled kind of the latest stage's value
+        self._window_rows: deque = deque()  # (expiry, row) with a latest stage: for a hand-over
+        if latest is not None:
+            latest.reference.connect(self._reference.push)
         table_class = group_table_class()
         self.state_kind = "native" if table_class.__module__.endswith("._group_table") else "python"
-        self._table = table_class(len(keys), tuple(name for name, _, _ in self._aggs), self._implicit)
-        self._entries: deque = deque()  # (expiry, key, values) once handed over to the reference
+        self._table = table_class(len(keys), tuple(name for name, _, _ in self._aggs), self._implicit,
+                                  latest=len(latest.keys) if latest is not None else 0)
+        # once handed over to the reference: (expiry, key, values), or (expiry, row) with a latest stage
+        self._entries: deque = deque()
         # _insert, _expire, _flush, _next_expiry (see InCell)
         self._cells: list[Any] = [self._first_insert, self._table.expire,
                                   partial(report_before_first_row, self._table, self._reference),
@@ -146,6 +164,24 @@ class CompiledAggregate(Operator):
                 for row in rows:
                     cells[0](row, expiry)  # read for each row: a row may make it hand over
 
+        if self._latest is not None:  # the window's rows are kept for a hand-over
+            held = self._window_rows
+
+            def expire(until: int) -> None:
+                cells[1](until)
+                while held and held[0][0] <= until:
+                    held.popleft()
+
+            def insert(time: int, view: EventView) -> None:
+                rows = match(view)
+                if rows:
+                    if time != last[0]:
+                        last[0], last[1] = time, time + range_ms
+                    expiry = last[1]
+                    for row in rows:
+                        cells[0](row, expiry)
+                        held.append((expiry, row))  # after: a hand-over replays the rows before it
+
         def flush() -> None:
             cells[2]()
 
@@ -159,7 +195,10 @@ class CompiledAggregate(Operator):
         state = "" if self.mode == "reference" else f", {self.state_kind} state"
         if self.program is not None and self.mode != "reference":
             state = ", native program" + state
-        return (f"{type(self).__name__}[{self.spec.kind}] window + {steps} steps + group by "
+        latest = ""
+        if self._latest is not None:
+            latest = f"latest row per {', '.join('?' + k for k in self._latest.keys)} + "
+        return (f"{type(self).__name__}[{self.spec.kind}] window + {steps} steps + {latest}group by "
                 f"{', '.join('?' + k for k in self._keys) or '()'} ({self.mode}{state})")
 
     # -- compilation -------------------------------------------------------------------
@@ -205,6 +244,15 @@ class CompiledAggregate(Operator):
                 kind = operand.kind
             outputs.append(("value", operand.reg))
             kinds.append(kind)
+        if self._latest is not None:  # then the latest key's ids and the ordering value
+            for name in self._latest.keys:
+                kind, source = c.output(name)
+                if kind == "none":
+                    raise NoFast(name)
+                outputs.append((kind, source))
+            operand = c.table_value(ast.Var(self._latest.value))
+            outputs.append(("value", operand.reg))
+            self._latest_kind = operand.kind
         program = c.program(outputs, None)
         program.bind_table(len(self._keys), self._table.insert, self._slow_insert, self._deopt_insert)
         self.program = program
@@ -260,8 +308,14 @@ class CompiledAggregate(Operator):
             code, kind = self._argument(c, name, arg)
             arg_codes.append(code)
             kinds.append(kind)
+        if self._latest is not None:  # then the latest key's ids and the ordering value
+            arg_codes += [self._key_id(c, name) for name in self._latest.keys]
+            code, self._latest_kind = c.expr(ast.Var(self._latest.value))
+            if not (self._latest_kind == "I" or (isinstance(self._latest_kind, tuple) and self._latest_kind[1] <= 9)):
+                raise NoFast(self._latest.value)
+            arg_codes.append(code)
         w = c.w
-        args = [f"a{j}" for j in range(len(self._aggs))]
+        args = [f"a{j}" for j in range(len(arg_codes))]
         key = "(" + ", ".join(key_ids) + ("," if len(key_ids) == 1 else "") + ")"
         unpack = ", ".join(f"x{i}" for i in range(len(self.matcher.schema)))
         guard = c.guard_test()
@@ -333,6 +387,9 @@ class CompiledAggregate(Operator):
         try:
             values = tuple(self._fast_value(closure, kind, out)
                            for (_, _, closure), kind in zip(self._aggs, self._kinds))
+            if self._latest is not None:
+                values += tuple(out[self._window_schema.index(k)] for k in self._latest.keys)
+                values += (self._fast_value(self._latest.value_of, self._latest_kind, out),)
             self._table.insert(expiry, tuple(out[i] for i in self._key_pos), values)
         except (Deopt, OverflowError):
             self._deopt_insert(row, expiry)
@@ -363,8 +420,12 @@ class CompiledAggregate(Operator):
         """Replay the window into the reference GroupOp, which carries on from the
         outputs already emitted. An entry holds its group's key and the compiled forms of
         the aggregate arguments, which convert back to the reference's values exactly
-        (each compiled kind is one Python type); the entries become (expiry, key, values)."""
+        (each compiled kind is one Python type); the entries become (expiry, key, values).
+        With a latest stage the window's rows are replayed into the anti-join instead."""
         self._leave_ranker()
+        if self._latest is not None:
+            self._go_latest_reference()
+            return
         reference, table, entries = self._reference, self._table, self._entries
         for expiry, key, forms in table.entries():
             values = [reference_value(form, kind) for form, kind in zip(forms, self._kinds)]
@@ -377,6 +438,41 @@ class CompiledAggregate(Operator):
         self._flush = reference.flush
         self._next_expiry = self._reference_next_expiry
         self._table = type(table)(0, (), True)  # the window's state is the reference's now
+
+    def _go_latest_reference(self) -> None:
+        """Replay the window's rows into the latest stage's anti-join (inner rows first,
+        without output: what it would emit reaches the reference GROUP BY only), which
+        answers from then on, feeding the reference GROUP BY."""
+        anti, right_of = self._latest.reference, tuple_getter(self._latest.right_from_left)  # type: ignore[union-attr]
+        derived = [(expiry, out) for expiry, row in self._window_rows for out in self._derive([row])]
+        anti.push_right([(right_of(out), 1) for _, out in derived])
+        anti.push_left([(out, 1) for _, out in derived])
+        self._entries.extend(derived)
+        self._window_rows.clear()
+        self._carry_outputs(self._reference, self._table)
+        self.mode = "reference"
+        self._insert = self._latest_reference_insert
+        self._expire = self._latest_reference_expire
+        self._flush = self._reference.flush
+        self._next_expiry = self._reference_next_expiry
+        self._table = type(self._table)(0, (), True)
+
+    def _latest_reference_insert(self, row: Row, expiry: int) -> None:
+        """An arrival into the anti-join: the outer row, then the same row as an inner
+        one (a window's twins: outer consumers first)."""
+        anti, right_of = self._latest.reference, tuple_getter(self._latest.right_from_left)  # type: ignore[union-attr]
+        for out in self._derive([row]):
+            self._entries.append((expiry, out))
+            anti.push_left([(out, 1)])
+            anti.push_right([(right_of(out), 1)])
+
+    def _latest_reference_expire(self, until: int) -> None:
+        anti, right_of = self._latest.reference, tuple_getter(self._latest.right_from_left)  # type: ignore[union-attr]
+        entries = self._entries
+        while entries and entries[0][0] <= until:
+            _, out = entries.popleft()
+            anti.push_left([(out, -1)])
+            anti.push_right([(right_of(out), -1)])
 
     def _carry_outputs(self, reference: GroupOp, table: Any) -> None:
         """Give the reference, replayed, the rows the consumers hold and the groups whose

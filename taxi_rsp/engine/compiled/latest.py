@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import cython
@@ -42,6 +43,22 @@ retired = cython.declare(list, _retired_list)  # typed: appends are C calls (see
 _HEADS, _ENDS = zip(*(ordered_number_ids(code) for code in (T_INTEGER, T_DECIMAL)))
 _SPAN = _ENDS[0] - _HEADS[0]
 _SHORT = 16  # a key's rows beyond this many move from a list to a deque (O(1) at its front)
+
+
+@dataclass(frozen=True)
+class LatestStage:
+    """The latest row per key as a stage of a window's GROUP BY
+    (:class:`~taxi_rsp.engine.compiled.aggregate.CompiledAggregate` with ``latest``: its
+    table counts each key's newest entry only, in C): the key and value variables of the
+    window's rows, the value's closure (its reference value), and the anti-join it
+    stands for with the positions of its inner rows in the outer rows (it answers,
+    feeding the reference GROUP BY, after a hand-over)."""
+
+    keys: tuple[str, ...]
+    value: str
+    value_of: Callable[[tuple], Any]
+    reference: AntiJoinOp
+    right_from_left: tuple[int, ...]
 
 
 class LatestPerKey(Operator):

@@ -32,6 +32,7 @@ from __future__ import annotations
 from typing import Any
 
 from taxi_rsp.engine.compiled.aggregate import CompiledAggregate
+from taxi_rsp.engine.compiled.latest import LatestStage
 from taxi_rsp.engine.compiled.group import CompiledGroup
 from taxi_rsp.engine.ops.base import Row
 from taxi_rsp.engine.ops.group import GroupOp
@@ -110,10 +111,12 @@ class RankedAggregate(_RankedRoot, CompiledAggregate):
     """A window's GROUP BY (:class:`CompiledAggregate`) ranked in its table."""
 
     def __init__(self, window: WindowScan, keys: tuple[str, ...], aggregates: list, dictionary: Dictionary,
-                 order: list[tuple[str, bool]], limit: int, offset: int, reference_topk: TopKOp) -> None:
+                 order: list[tuple[str, bool]], limit: int, offset: int, reference_topk: TopKOp,
+                 latest: LatestStage | None = None) -> None:
         """``order``: (aggregate variable, descending) pairs; ``reference_topk``: the
-        top-k over this operator's rows that answers after a hand-over."""
-        CompiledAggregate.__init__(self, window, keys, aggregates, dictionary)
+        top-k over this operator's rows that answers after a hand-over; ``latest``: see
+        :class:`CompiledAggregate`."""
+        CompiledAggregate.__init__(self, window, keys, aggregates, dictionary, latest)
         self._rank([spec[0] for spec in aggregates], order, limit, offset, reference_topk)
 
 

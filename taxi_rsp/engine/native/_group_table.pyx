@@ -14,6 +14,10 @@ generated operation sequences); read that module's docstring for the semantics. 
 * in a window MIN/MAX are monotonic queues; over deltas they and MEDIAN are a sorted
   vector per group (insert and remove by binary search and ``memmove``: the values of
   one group are few, and the pure twin's ``insort`` costs the same order);
+* the **latest row per key** (``latest``, see the pure twin): per latest key a slot
+  (its ids, entries held, newest value, the newest entry's number) found by a second
+  open-addressing index; each entry records its latest slot and value after its
+  arguments, and superseding or expiring an entry retracts it from its group in C;
 * Python objects only at the edge: a group's key tuple and last output row (kept to
   return them), the changes :meth:`take_changes` lists, the hand-over's :meth:`entries`.
 
@@ -148,9 +152,10 @@ include "_ranked_head.pxi"
 cdef class GroupTable:
     """See the module docstring and the pure twin's; ``key_width`` parts per group key,
     one ``kinds`` entry (COUNT, SUM, AVG, MIN, MAX, MEDIAN) per aggregate argument;
-    ``ordered``: a window's table (insert/expire), else one of deltas (push)."""
+    ``ordered``: a window's table (insert/expire), else one of deltas (push); ``latest``:
+    the latest key's width when only each latest key's newest entry counts."""
 
-    cdef readonly Py_ssize_t key_width, width
+    cdef readonly Py_ssize_t key_width, width, latest
     cdef readonly bint implicit, ordered
     cdef public bint ever
     cdef tuple _kind_names
@@ -192,15 +197,30 @@ cdef class GroupTable:
     cdef Head _rank
     cdef int64_t *_bound
     cdef list _reported
+    # latest: per latest slot its key ids, entries held, newest value and newest entry's
+    # number (entries are numbered in arrival order; the ring's head is `_head_number`)
+    cdef int64_t *_latest_keys
+    cdef int64_t *_latest_count
+    cdef int64_t *_latest_value
+    cdef int64_t *_latest_entry
+    cdef Py_ssize_t *_latest_free
+    cdef Py_ssize_t _latest_cap, _latest_used, _n_latest_free
+    cdef KeyIndex _latest_index
+    cdef int64_t *_latest_buf
+    cdef int64_t _head_number
 
-    def __cinit__(self, Py_ssize_t key_width, kinds, bint implicit=False, bint ordered=True):
+    def __cinit__(self, Py_ssize_t key_width, kinds, bint implicit=False, bint ordered=True,
+                  Py_ssize_t latest=0):
         cdef Py_ssize_t j
+        if latest and not ordered:
+            raise ValueError("only a window's table keeps the latest row per key")
         self._kind_names = tuple(kinds)
         self.key_width = key_width
         self.implicit = implicit
         self.ordered = ordered
+        self.latest = latest
         self.n_args = len(self._kind_names)
-        self.width = 2 + self.n_args
+        self.width = 2 + self.n_args + (2 if latest else 0)  # latest: then its slot and value
         self._kinds = <int *> PyMem_Malloc((self.n_args + 1) * sizeof(int))
         self._queue = <char *> PyMem_Malloc((self.n_args + 1) * sizeof(char))
         self._place = <Py_ssize_t *> PyMem_Malloc((self.n_args + 1) * sizeof(Py_ssize_t))
@@ -215,7 +235,7 @@ cdef class GroupTable:
             if name not in _KIND_CODES:
                 raise ValueError(f"no native state for the aggregate {name!r}")
             self._kinds[j] = _KIND_CODES[name]
-            self._queue[j] = ordered and self._kinds[j] in (K_MIN, K_MAX)
+            self._queue[j] = ordered and not latest and self._kinds[j] in (K_MIN, K_MAX)
             if self._kinds[j] <= K_AVG:
                 self._place[j] = self.n_acc
                 self.n_acc += 1
@@ -226,6 +246,12 @@ cdef class GroupTable:
         self._grow_ring(64)
         self._grow_slots(16)
         index_init(&self._index, 32)
+        if latest:
+            self._latest_buf = <int64_t *> PyMem_Malloc(latest * sizeof(int64_t))
+            if self._latest_buf == NULL:
+                raise MemoryError()
+            self._grow_latest(16)
+            index_init(&self._latest_index, 32)
         if implicit:
             self._new_group(())
 
@@ -259,6 +285,13 @@ cdef class GroupTable:
         PyMem_Free(self._free)
         PyMem_Free(self._dirty)
         PyMem_Free(self._index.places)
+        PyMem_Free(self._latest_keys)
+        PyMem_Free(self._latest_count)
+        PyMem_Free(self._latest_value)
+        PyMem_Free(self._latest_entry)
+        PyMem_Free(self._latest_free)
+        PyMem_Free(self._latest_buf)
+        PyMem_Free(self._latest_index.places)
 
     def __reduce__(self):
         raise TypeError("a GroupTable is not picklable")
@@ -302,6 +335,35 @@ cdef class GroupTable:
         self._outputs.extend([None] * (cap - old))
         self._slot_cap = cap
         return 0
+
+    cdef int _grow_latest(self, Py_ssize_t cap) except -1:
+        """Room for ``cap`` latest keys."""
+        self._latest_keys = <int64_t *> grown(self._latest_keys, cap * self.latest * sizeof(int64_t))
+        self._latest_count = <int64_t *> grown(self._latest_count, cap * sizeof(int64_t))
+        self._latest_value = <int64_t *> grown(self._latest_value, cap * sizeof(int64_t))
+        self._latest_entry = <int64_t *> grown(self._latest_entry, cap * sizeof(int64_t))
+        self._latest_free = <Py_ssize_t *> grown(self._latest_free, cap * sizeof(Py_ssize_t))
+        self._latest_cap = cap
+        return 0
+
+    cdef Py_ssize_t _new_latest(self, int64_t value, int64_t number) except -1:
+        """A slot for the latest key in ``_latest_buf``, indexed, holding one entry."""
+        cdef Py_ssize_t slot
+        index_make_room(&self._latest_index, self._latest_keys, self.latest)
+        if self._n_latest_free:
+            self._n_latest_free -= 1
+            slot = self._latest_free[self._n_latest_free]
+        else:
+            if self._latest_used == self._latest_cap:
+                self._grow_latest(self._latest_cap * 2)
+            slot = self._latest_used
+            self._latest_used += 1
+        memmove(self._latest_keys + slot * self.latest, self._latest_buf, self.latest * sizeof(int64_t))
+        self._latest_count[slot] = 1
+        self._latest_value[slot] = value
+        self._latest_entry[slot] = number
+        index_add(&self._latest_index, self._latest_buf, self.latest, slot)
+        return slot
 
     cdef inline Py_ssize_t _find(self, int64_t *key):
         """The slot of ``key`` or -1."""
@@ -360,7 +422,7 @@ cdef class GroupTable:
         later — and return the group's slot or -1: nothing has changed if this raises."""
         cdef Py_ssize_t i, j, slot
         cdef int64_t value, magnitude, total, size_of_mult
-        if len(args) != self.n_args or len(key) != self.key_width:
+        if len(args) != self.n_args + (self.latest + 1 if self.latest else 0) or len(key) != self.key_width:
             raise ValueError("a key or argument count that does not match the table")
         for i in range(self.key_width):
             part = key[i]
@@ -421,26 +483,51 @@ cdef class GroupTable:
     def insert(self, int64_t expiry, tuple key, tuple args) -> None:
         """Add one entry (a window's table) expiring at ``expiry``; raises
         OverflowError, leaving everything as it was, for a value the int64 state cannot
-        hold."""
-        cdef Py_ssize_t j, slot
+        hold or, with ``latest``, an unbound latest key or a value not greater than its
+        key's newest (``args`` then ends with the latest key's ids and the value)."""
+        cdef Py_ssize_t j, slot, latest_slot = -1
         cdef int64_t *record
+        cdef int64_t order = 0, number
         if not self.ordered:
             raise ValueError("insert is a window's; a table of deltas takes push")
         slot = self._check(key, args, 1)
         for j in range(self.n_args):
             if self._arg_error[j]:
                 raise TypeError("a window's entry has no error arguments")
+        if self.latest:
+            for j in range(self.latest + 1):
+                if args[self.n_args + j] is None:
+                    raise OverflowError("an unbound latest key or value")
+                if j < self.latest:
+                    self._latest_buf[j] = as_int64(args[self.n_args + j])
+            order = as_int64(args[self.n_args + self.latest])
+            latest_slot = index_find(&self._latest_index, self._latest_keys, self.latest, self._latest_buf)
+            if latest_slot >= 0 and order <= self._latest_value[latest_slot]:
+                raise OverflowError("a value not greater than its key's newest")
         if self._ring_size == self._ring_cap:
             self._grow_ring(self._ring_cap * 2)
+        number = self._head_number + self._ring_size
         if slot < 0:
             slot = self._new_group(key)
         else:
             self._touch(slot)
+        if latest_slot >= 0:  # its newest entry so far no longer counts (touched second, as the
+            # anti-join emits: the arrival, then the retraction)
+            self._retract(self._ring + ((self._ring_head + (self._latest_entry[latest_slot] - self._head_number))
+                                        & (self._ring_cap - 1)) * self.width)
+            self._latest_count[latest_slot] += 1
+            self._latest_value[latest_slot] = order
+            self._latest_entry[latest_slot] = number
+        elif self.latest:
+            latest_slot = self._new_latest(order, number)
         record = self._ring + ((self._ring_head + self._ring_size) & (self._ring_cap - 1)) * self.width
         record[0] = expiry
         record[1] = slot
         for j in range(self.n_args):
             record[2 + j] = self._arg_buf[j]
+        if self.latest:
+            record[2 + self.n_args] = latest_slot
+            record[3 + self.n_args] = order
         self._ring_size += 1
         self._add(slot, 1)
 
@@ -465,27 +552,44 @@ cdef class GroupTable:
         return self._ring[self._ring_head * self.width]
 
     def expire(self, int64_t until) -> None:
-        """Retract every entry whose expiry is ``until`` or earlier, oldest first."""
+        """Retract every entry whose expiry is ``until`` or earlier, oldest first (with
+        ``latest``, only an entry that was its key's last: the others were retracted
+        when superseded)."""
         cdef int64_t *record
-        cdef Py_ssize_t slot, j
+        cdef Py_ssize_t latest_slot
         cdef Py_ssize_t mask = self._ring_cap - 1
         while self._ring_size:
             record = self._ring + self._ring_head * self.width
             if record[0] > until:
                 break
-            slot = record[1]
-            self._rows[slot] -= 1
-            for j in range(self.n_args):
-                if self._kinds[j] <= K_AVG:
-                    self._acc[slot * self.n_acc + self._place[j]] -= record[2 + j]
-                    self._abs[slot * self.n_acc + self._place[j]] -= record[2 + j] if record[2 + j] >= 0 else -record[2 + j]
-                elif self._queue[j]:
-                    queue_retract(&self._vecs[slot * self.n_vec + self._place[j]], record[2 + j])
-                else:
-                    sorted_remove(&self._vecs[slot * self.n_vec + self._place[j]], record[2 + j])
-            self._touch(slot)
+            if self.latest:
+                latest_slot = record[2 + self.n_args]
+                self._latest_count[latest_slot] -= 1
+                if self._latest_count[latest_slot] == 0:
+                    index_remove(&self._latest_index, self._latest_keys + latest_slot * self.latest, self.latest,
+                                 latest_slot)
+                    self._latest_free[self._n_latest_free] = latest_slot
+                    self._n_latest_free += 1
+                    self._retract(record)
+            else:
+                self._retract(record)
             self._ring_head = (self._ring_head + 1) & mask
             self._ring_size -= 1
+            self._head_number += 1
+
+    cdef void _retract(self, int64_t *record):
+        """Take the entry ``record`` out of its group."""
+        cdef Py_ssize_t slot = record[1], j
+        self._rows[slot] -= 1
+        for j in range(self.n_args):
+            if self._kinds[j] <= K_AVG:
+                self._acc[slot * self.n_acc + self._place[j]] -= record[2 + j]
+                self._abs[slot * self.n_acc + self._place[j]] -= record[2 + j] if record[2 + j] >= 0 else -record[2 + j]
+            elif self._queue[j]:
+                queue_retract(&self._vecs[slot * self.n_vec + self._place[j]], record[2 + j])
+            else:
+                sorted_remove(&self._vecs[slot * self.n_vec + self._place[j]], record[2 + j])
+        self._touch(slot)
 
     def __len__(self) -> int:
         return self._ring_size
@@ -806,12 +910,15 @@ cdef class GroupTable:
 
     # -- hand-over to the reference ------------------------------------------------------
     def entries(self) -> list:
-        """``(expiry, key, arguments)`` of every entry, oldest first."""
+        """``(expiry, key, arguments)`` of every entry that counts in its group, oldest
+        first (a latest table's superseded entries do not)."""
         cdef list out = []
         cdef Py_ssize_t i, j
         cdef int64_t *record
         for i in range(self._ring_size):
             record = self._ring + ((self._ring_head + i) & (self._ring_cap - 1)) * self.width
+            if self.latest and self._latest_entry[record[2 + self.n_args]] != self._head_number + i:
+                continue  # superseded: its group slot may hold another group by now
             out.append((record[0], self._py_keys[record[1]], tuple([record[2 + j] for j in range(self.n_args)])))
         return out
 

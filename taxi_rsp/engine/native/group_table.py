@@ -30,6 +30,26 @@ to the reference interpreter, which is exact. The table knows no RDF terms: what
 needs to make term ids comes from :meth:`GroupTable.set_results` (a
 :class:`~taxi_rsp.engine.native.encoders.TermEncoders`).
 
+A window's table may keep only the **latest row per key** (``latest``: the width of that
+key; the planner's fusion of :class:`~taxi_rsp.engine.compiled.latest.LatestPerKey` into
+the window's GROUP BY): each entry then also carries a *latest key* (ids) and an ordering
+value, and only each latest key's newest entry counts in its group. An arrival retracts
+its key's previous newest entry from that entry's group (it stays in the window until it
+expires, uncounted); an expiry retracts an entry only when it was its key's last. Entries
+of one key leave in arrival order, so the last to leave is the newest. An arrival whose
+value is not greater than its key's newest, or whose latest key or value is unbound,
+raises OverflowError before anything changes: the caller hands over to the reference
+anti-join, which is exact. MIN/MAX are then sorted values (a retraction may be of any
+entry).
+
+>>> latest = GroupTable(1, ("COUNT",), latest=1)
+>>> latest.insert(100, (7,), (1, 42, 1))  # group 7, taxi 42, seq 1
+>>> latest.insert(110, (8,), (1, 42, 2))  # taxi 42 again: it now counts in group 8 only
+>>> sorted((change[1], change[3]) for change in latest.take_changes())
+[((7,), 0), ((8,), 1)]
+>>> latest.expire(100); latest.has_changes()  # its superseded entry leaves uncounted
+False
+
 The groups touched since the last :meth:`~GroupTable.flush` (or
 :meth:`~GroupTable.take_changes`) are visited in first-touch order; an emptied group is
 dropped there (the implicit group of a query without GROUP BY never is). ``flush``
@@ -113,9 +133,11 @@ class Ranking:
 class GroupTable:
     """Groups of one GROUP BY; ``key_width`` parts per key, one of :data:`KINDS` per
     aggregate argument; ``implicit``: one group, key ``()``, always held; ``ordered``:
-    a window's (insert/expire), else deltas' (push)."""
+    a window's (insert/expire), else deltas' (push); ``latest``: the width of the latest
+    key when only each latest key's newest entry counts (see the module docstring)."""
 
-    def __init__(self, key_width: int, kinds: Sequence[str], implicit: bool = False, ordered: bool = True) -> None:
+    def __init__(self, key_width: int, kinds: Sequence[str], implicit: bool = False, ordered: bool = True,
+                 latest: int = 0) -> None:
         for name in kinds:
             if name not in KINDS:
                 raise ValueError(f"no native state for the aggregate {name!r}")
@@ -123,10 +145,15 @@ class GroupTable:
         self.kinds = tuple(kinds)
         self.implicit = implicit
         self.ordered = ordered
+        if latest and not ordered:
+            raise ValueError("only a window's table keeps the latest row per key")
+        self.latest = latest
         self.ever = False  # the implicit group has held a row
         self._totals = [name in TOTALS for name in self.kinds]
-        self._queues = [ordered and name in ("MIN", "MAX") for name in self.kinds]
-        self._entries: deque[tuple[int, Group, tuple[int, ...]]] = deque()
+        self._queues = [ordered and not latest and name in ("MIN", "MAX") for name in self.kinds]
+        # (expiry, group, arguments) or, with ``latest``, (expiry, group, arguments, latest key)
+        self._entries: deque[tuple] = deque()
+        self._newest: dict[tuple, list] = {}  # latest key -> [entries held, newest value, newest entry]
         self._groups: dict[tuple, Group] = {}
         self._dirty: list[Group] = []
         self._scales: tuple[int | None, ...] = (None,) * len(self.kinds)
@@ -209,9 +236,16 @@ class GroupTable:
     # -- a window: entries in, oldest out ------------------------------------------------
     def insert(self, expiry: int, key: tuple, args: tuple) -> None:
         """Add one entry (a window's table); OverflowError (nothing changed) for a value
-        beyond int64."""
+        beyond int64. With ``latest``, ``args`` ends with the entry's latest key (ids)
+        and its ordering value (see the module docstring)."""
         if not self.ordered:
             raise ValueError("insert is a window's; a table of deltas takes push")
+        newest = None
+        if self.latest:
+            args, latest_key, order = _split_latest(args, len(self.kinds), self.latest)
+            newest = self._newest.get(latest_key)
+            if newest is not None and order <= newest[1]:
+                raise OverflowError("a value not greater than its key's newest")
         group, values = self._check(key, args, 1)
         if None in values:
             raise TypeError("a window's entry has no error arguments")
@@ -219,7 +253,18 @@ class GroupTable:
             group = self._new_group(key)
         else:
             self._touch(group)
-        self._entries.append((expiry, group, values))
+        if newest is not None:  # its newest entry so far no longer counts (touched second, as
+            _, superseded, old_values, _ = newest[2]  # the anti-join emits: the arrival, then it)
+            self._retract(superseded, old_values)
+        entry: tuple = (expiry, group, values)
+        if self.latest:
+            entry += (latest_key,)
+            if newest is None:
+                self._newest[latest_key] = [1, order, entry]
+            else:
+                newest[0] += 1
+                newest[1], newest[2] = order, entry
+        self._entries.append(entry)
         self._add(group, values, 1)
 
     def next_expiry(self) -> int | None:
@@ -230,18 +275,28 @@ class GroupTable:
         """Retract every entry whose expiry is ``until`` or earlier, oldest first."""
         entries = self._entries
         while entries and entries[0][0] <= until:
-            _, group, values = entries.popleft()
-            group.rows -= 1
-            for j, value in enumerate(values):
-                held = group.values[j]
-                if self._totals[j]:
-                    held[0] -= value
-                    held[1] -= abs(value)
-                elif self._queues[j]:
-                    _retract_oldest(held, value)
-                else:
-                    _remove(held, value)
-            self._touch(group)
+            entry = entries.popleft()
+            if self.latest:
+                newest = self._newest[entry[3]]
+                newest[0] -= 1
+                if newest[0]:
+                    continue  # superseded: retracted when its key's next entry came
+                del self._newest[entry[3]]
+            self._retract(entry[1], entry[2])
+
+    def _retract(self, group: Group, values: tuple) -> None:
+        """Take one entry's ``values`` out of ``group``."""
+        group.rows -= 1
+        for j, value in enumerate(values):
+            held = group.values[j]
+            if self._totals[j]:
+                held[0] -= value
+                held[1] -= abs(value)
+            elif self._queues[j]:
+                _retract_oldest(held, value)
+            else:
+                _remove(held, value)
+        self._touch(group)
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -472,8 +527,10 @@ class GroupTable:
 
     # -- hand-over to the reference ------------------------------------------------------
     def entries(self) -> list[tuple[int, tuple, tuple[int, ...]]]:
-        """``(expiry, key, arguments)`` of every entry, oldest first."""
-        return [(expiry, group.key, values) for expiry, group, values in self._entries]
+        """``(expiry, key, arguments)`` of every entry that counts in its group, oldest
+        first (a latest table's superseded entries do not)."""
+        return [(entry[0], entry[1].key, entry[2]) for entry in self._entries
+                if not self.latest or self._newest[entry[3]][2] is entry]
 
     def states(self) -> list[tuple]:
         """``(key, rows, last output, values, errors, held)`` of every group held, where
@@ -501,6 +558,23 @@ class GroupTable:
         included): what the table's memory grows with, besides entries and groups."""
         return sum(len(held) - queue for group in self._groups.values()
                    for held, total, queue in zip(group.values, self._totals, self._queues) if not total)
+
+
+def _split_latest(args: tuple, n_args: int, width: int) -> tuple[tuple, tuple, int]:
+    """A latest table's entry arguments: (the aggregates', the latest key, the ordering
+    value); OverflowError when the key or the value is unbound or the count is wrong.
+
+    >>> _split_latest((1, 5, 6, 9), 1, 2)
+    ((1,), (5, 6), 9)
+    """
+    if len(args) != n_args + width + 1:
+        raise ValueError("a latest table's entry: the arguments, the latest key and its value")
+    latest_key, order = args[n_args:n_args + width], args[-1]
+    if order is None or None in latest_key:
+        raise OverflowError("an unbound latest key or value")
+    for part in latest_key:
+        _int64(part)
+    return args[:n_args], latest_key, _int64(order)
 
 
 def _forget_unreported(dirty: list[Group]) -> None:
