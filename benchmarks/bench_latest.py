@@ -1,5 +1,6 @@
-"""The latest row per key on and off (``EngineConfig(latest_per_key=…)``), same input, same
-process, alternated (issue 50):
+"""The latest row per key on and off (``EngineConfig(latest_per_key=…)``: with a GROUP BY
+right above it, the fused window aggregate; off, the anti-join over two windows), same
+input, same process, alternated (issue 50):
 
     .venv/bin/python -m pytest benchmarks/bench_latest.py --benchmark-columns=min,rounds -s
     LATEST_LINES=300000 LATEST_ROUNDS=3 .venv/bin/python -m pytest benchmarks/bench_latest.py -s
