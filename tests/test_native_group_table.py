@@ -39,6 +39,7 @@ def scripts(draw: st.DrawFn) -> tuple[int, tuple[str, ...], tuple, bool, list[tu
     key_width = draw(st.integers(0, 2))
     ordered = draw(st.booleans())
     latest = draw(st.sampled_from([0, 1, 1, 2])) if ordered else 0
+    payload = draw(st.integers(0, 2)) if ordered else 0  # ids each entry keeps (records())
     latest_keys = st.tuples(*[st.one_of(st.integers(0, 3), st.integers(0, 3), st.none()) for _ in range(latest)])
     order = 0
     kinds = tuple(draw(st.lists(st.sampled_from(KINDS), min_size=1, max_size=4)))
@@ -54,6 +55,7 @@ def scripts(draw: st.DrawFn) -> tuple[int, tuple[str, ...], tuple, bool, list[tu
             if latest:
                 order += draw(st.sampled_from([1, 1, 1, 2, 0, -1]))  # equal or smaller: a hand-over
                 args += draw(latest_keys) + (order,)
+            args += tuple(draw(st.one_of(st.none(), st.integers(0, 1 << 62))) for _ in range(payload))
             ops.append(("insert", now + draw(st.integers(1, 10)), draw(keys), args))
         elif step == "add":
             args = tuple(draw(VALUES) if kind == "COUNT" else draw(st.one_of(VALUES, VALUES, st.none()))
@@ -63,7 +65,7 @@ def scripts(draw: st.DrawFn) -> tuple[int, tuple[str, ...], tuple, bool, list[tu
             ops.append(("expire", now + draw(st.integers(-2, 8))))
         else:
             ops.append((step if step != "expire" else "changes",))
-    return key_width, kinds, scales, ordered, ops, latest
+    return key_width, kinds, scales, ordered, ops, (latest, payload)
 
 
 def observe(table, op: tuple) -> object:
@@ -92,7 +94,7 @@ def observe(table, op: tuple) -> object:
 
 
 def state(table) -> tuple:
-    return (len(table), table.next_expiry(), table.entries(), table.outputs(), table.pending(),
+    return (len(table), table.next_expiry(), table.entries(), table.records(), table.outputs(), table.pending(),
             table.group_count(), table.has_changes(), table.ever, table.held_values(),
             {s[0]: s[1:] for s in table.states()})
 
@@ -101,26 +103,26 @@ def state(table) -> tuple:
 @given(scripts())
 @example((1, ("MEDIAN", "MAX"), (2, None), True, [  # an even count's two middle values, as changes and as ids
     ("insert", 5, (1,), (3, 3)), ("insert", 6, (1,), (7, 7)), ("changes",),
-    ("insert", 7, (1,), (9, 9)), ("insert", 7, (1,), (1, 1)), ("flush",), ("expire", 6), ("flush",)], 0))
+    ("insert", 7, (1,), (9, 9)), ("insert", 7, (1,), (1, 1)), ("flush",), ("expire", 6), ("flush",)], (0, 0)))
 @example((1, ("MIN", "SUM", "MEDIAN"), (None, 2, None), False, [  # errors, retractions of any value
     ("push", (1,), (5, 5, 5), 1), ("push", (1,), (2, None, 2), 1), ("push", (1,), (8, 8, 8), 2), ("flush",),
     ("push", (1,), (2, None, 2), -1), ("push", (1,), (5, 5, 5), -1), ("flush",), ("push", (1,), (8, 8, 8), -2),
-    ("flush",)], 0))
+    ("flush",)], (0, 0)))
 @example((0, ("SUM",), (2,), True, [  # the one group emptied after decimals: its SUM is a decimal 0
-    ("insert", 5, (), (150,)), ("flush",), ("expire", 5), ("flush",)], 0))
+    ("insert", 5, (), (150,)), ("flush",), ("expire", 5), ("flush",)], (0, 0)))
 @example((0, ("COUNT", "MIN"), (None, None), True,  # a queue's dead prefix of exactly 17: cut on both sides alike
-          [("insert", 1, (), (0, 0))] * 21 + [("insert", 2, (), (0, 0)), ("expire", 1)], 0))
+          [("insert", 1, (), (0, 0))] * 21 + [("insert", 2, (), (0, 0)), ("expire", 1)], (0, 0)))
 @example((0, ("MAX",), (None,), True, [  # a queue's newer value one above its last: it pops it
-    ("insert", 5, (), (5,)), ("insert", 6, (), (6,)), ("changes",)], 0))
+    ("insert", 5, (), (5,)), ("insert", 6, (), (6,)), ("changes",)], (0, 0)))
 @example((1, ("COUNT", "MAX"), (None, None), True, [  # the latest row per key: superseded, then expired
     ("insert", 5, (1,), (1, 10, 7, 1)), ("insert", 6, (2,), (1, 20, 7, 2)), ("insert", 6, (1,), (1, 30, 8, 3)),
     ("flush",), ("expire", 5), ("flush",), ("insert", 7, (1,), (1, 40, 7, 3)), ("flush",), ("expire", 6),
-    ("flush",)], 1))
+    ("flush",)], (1, 0)))
 def test_the_native_table_answers_as_its_pure_twin_after_every_operation(script) -> None:
-    key_width, kinds, scales, ordered, ops, latest = script
+    key_width, kinds, scales, ordered, ops, (latest, payload) = script
     implicit = key_width == 0
-    native, native_ids = with_results(CGroupTable(key_width, kinds, implicit, ordered, latest), scales)
-    pure, pure_ids = with_results(PyGroupTable(key_width, kinds, implicit, ordered, latest), scales)
+    native, native_ids = with_results(CGroupTable(key_width, kinds, implicit, ordered, latest, payload), scales)
+    pure, pure_ids = with_results(PyGroupTable(key_width, kinds, implicit, ordered, latest, payload), scales)
     for op in ops:
         assert observe(native, op) == observe(pure, op), op
         assert state(native) == state(pure), op

@@ -33,9 +33,10 @@ With a **latest stage** (``latest``, a :class:`~taxi_rsp.engine.compiled.latest.
 the planner's fusion of :class:`~taxi_rsp.engine.compiled.latest.LatestPerKey` between the
 window and the GROUP BY) each row also hands the table its latest key's ids and its
 ordering value, and the table counts only each key's newest entry (superseding and expiry
-in C: no row list between three operators). The window's rows are kept beside it, for the
-hand-over only: a value that does not grow replays them into the anti-join the stage
-stands for, which feeds the reference GROUP BY from then on.
+in C: no row list between three operators). Each entry also keeps its matched row's ids
+as the table's payload, for the hand-over only: a value that does not grow replays the
+window's rows into the anti-join the stage stands for, which feeds the reference GROUP BY
+from then on.
 
 The generated function is specialised on the type codes of the first row (like the
 fused chunks). A row that misses a guard or raises takes the *slow path*: the reference
@@ -118,13 +119,14 @@ class CompiledAggregate(Operator):
         self._implicit = not keys
         self._latest = latest
         self._latest_kind: Any = None  # the compiled kind of the latest stage's value
-        self._window_rows: deque = deque()  # (expiry, row) with a latest stage: for a hand-over
         if latest is not None:
             latest.reference.connect(self._reference.push)
         table_class = group_table_class()
         self.state_kind = "native" if table_class.__module__.endswith("._group_table") else "python"
+        # with a latest stage each entry keeps its matched row's ids (the table's payload)
         self._table = table_class(len(keys), tuple(name for name, _, _ in self._aggs), self._implicit,
-                                  latest=len(latest.keys) if latest is not None else 0)
+                                  latest=len(latest.keys) if latest is not None else 0,
+                                  payload=len(self.matcher.schema) if latest is not None else 0)
         # once handed over to the reference: (expiry, key, values), or (expiry, row) with a latest stage
         self._entries: deque = deque()
         # _insert, _expire, _flush, _next_expiry (see InCell)
@@ -163,24 +165,6 @@ class CompiledAggregate(Operator):
                 expiry = last[1]
                 for row in rows:
                     cells[0](row, expiry)  # read for each row: a row may make it hand over
-
-        if self._latest is not None:  # the window's rows are kept for a hand-over
-            held = self._window_rows
-
-            def expire(until: int) -> None:
-                cells[1](until)
-                while held and held[0][0] <= until:
-                    held.popleft()
-
-            def insert(time: int, view: EventView) -> None:
-                rows = match(view)
-                if rows:
-                    if time != last[0]:
-                        last[0], last[1] = time, time + range_ms
-                    expiry = last[1]
-                    for row in rows:
-                        cells[0](row, expiry)
-                        held.append((expiry, row))  # after: a hand-over replays the rows before it
 
         def flush() -> None:
             cells[2]()
@@ -253,6 +237,7 @@ class CompiledAggregate(Operator):
             operand = c.table_value(ast.Var(self._latest.value))
             outputs.append(("value", operand.reg))
             self._latest_kind = operand.kind
+            outputs += [("input", i) for i in range(len(self.matcher.schema))]  # the payload: the row
         program = c.program(outputs, None)
         program.bind_table(len(self._keys), self._table.insert, self._slow_insert, self._deopt_insert)
         self.program = program
@@ -314,6 +299,7 @@ class CompiledAggregate(Operator):
             if not (self._latest_kind == "I" or (isinstance(self._latest_kind, tuple) and self._latest_kind[1] <= 9)):
                 raise NoFast(self._latest.value)
             arg_codes.append(code)
+            arg_codes += [f"x{i}" for i in range(len(self.matcher.schema))]  # the payload: the row
         w = c.w
         args = [f"a{j}" for j in range(len(arg_codes))]
         key = "(" + ", ".join(key_ids) + ("," if len(key_ids) == 1 else "") + ")"
@@ -389,7 +375,7 @@ class CompiledAggregate(Operator):
                            for (_, _, closure), kind in zip(self._aggs, self._kinds))
             if self._latest is not None:
                 values += tuple(out[self._window_schema.index(k)] for k in self._latest.keys)
-                values += (self._fast_value(self._latest.value_of, self._latest_kind, out),)
+                values += (self._fast_value(self._latest.value_of, self._latest_kind, out),) + row
             self._table.insert(expiry, tuple(out[i] for i in self._key_pos), values)
         except (Deopt, OverflowError):
             self._deopt_insert(row, expiry)
@@ -440,15 +426,14 @@ class CompiledAggregate(Operator):
         self._table = type(table)(0, (), True)  # the window's state is the reference's now
 
     def _go_latest_reference(self) -> None:
-        """Replay the window's rows into the latest stage's anti-join (inner rows first,
-        without output: what it would emit reaches the reference GROUP BY only), which
-        answers from then on, feeding the reference GROUP BY."""
+        """Replay the window's rows (the table's payloads) into the latest stage's anti-join
+        (inner rows first, without output: what it would emit reaches the reference GROUP
+        BY only), which answers from then on, feeding the reference GROUP BY."""
         anti, right_of = self._latest.reference, tuple_getter(self._latest.right_from_left)  # type: ignore[union-attr]
-        derived = [(expiry, out) for expiry, row in self._window_rows for out in self._derive([row])]
+        derived = [(expiry, out) for expiry, row in self._table.records() for out in self._derive([row])]
         anti.push_right([(right_of(out), 1) for _, out in derived])
         anti.push_left([(out, 1) for _, out in derived])
         self._entries.extend(derived)
-        self._window_rows.clear()
         self._carry_outputs(self._reference, self._table)
         self.mode = "reference"
         self._insert = self._latest_reference_insert

@@ -17,7 +17,8 @@ generated operation sequences); read that module's docstring for the semantics. 
 * the **latest row per key** (``latest``, see the pure twin): per latest key a slot
   (its ids, entries held, newest value, the newest entry's number) found by a second
   open-addressing index; each entry records its latest slot and value after its
-  arguments, and superseding or expiring an entry retracts it from its group in C;
+  arguments, and superseding or expiring an entry retracts it from its group in C; an
+  entry's ``payload`` ids (the window's row, for a hand-over) follow in its record;
 * Python objects only at the edge: a group's key tuple and last output row (kept to
   return them), the changes :meth:`take_changes` lists, the hand-over's :meth:`entries`.
 
@@ -153,9 +154,10 @@ cdef class GroupTable:
     """See the module docstring and the pure twin's; ``key_width`` parts per group key,
     one ``kinds`` entry (COUNT, SUM, AVG, MIN, MAX, MEDIAN) per aggregate argument;
     ``ordered``: a window's table (insert/expire), else one of deltas (push); ``latest``:
-    the latest key's width when only each latest key's newest entry counts."""
+    the latest key's width when only each latest key's newest entry counts; ``payload``:
+    the ids each entry keeps besides (:meth:`records`)."""
 
-    cdef readonly Py_ssize_t key_width, width, latest
+    cdef readonly Py_ssize_t key_width, width, latest, payload
     cdef readonly bint implicit, ordered
     cdef public bint ever
     cdef tuple _kind_names
@@ -208,19 +210,22 @@ cdef class GroupTable:
     cdef KeyIndex _latest_index
     cdef int64_t *_latest_buf
     cdef int64_t _head_number
+    cdef int64_t *_payload_buf
 
     def __cinit__(self, Py_ssize_t key_width, kinds, bint implicit=False, bint ordered=True,
-                  Py_ssize_t latest=0):
+                  Py_ssize_t latest=0, Py_ssize_t payload=0):
         cdef Py_ssize_t j
-        if latest and not ordered:
-            raise ValueError("only a window's table keeps the latest row per key")
+        if (latest or payload) and not ordered:
+            raise ValueError("only a window's table keeps the latest row per key or a payload")
         self._kind_names = tuple(kinds)
         self.key_width = key_width
         self.implicit = implicit
         self.ordered = ordered
         self.latest = latest
+        self.payload = payload
         self.n_args = len(self._kind_names)
-        self.width = 2 + self.n_args + (2 if latest else 0)  # latest: then its slot and value
+        # [expiry, group slot, arguments…, latest slot and value (latest), payload…]
+        self.width = 2 + self.n_args + (2 if latest else 0) + payload
         self._kinds = <int *> PyMem_Malloc((self.n_args + 1) * sizeof(int))
         self._queue = <char *> PyMem_Malloc((self.n_args + 1) * sizeof(char))
         self._place = <Py_ssize_t *> PyMem_Malloc((self.n_args + 1) * sizeof(Py_ssize_t))
@@ -228,7 +233,9 @@ cdef class GroupTable:
         self._arg_buf = <int64_t *> PyMem_Malloc((self.n_args + 1) * sizeof(int64_t))
         self._arg_error = <char *> PyMem_Malloc((self.n_args + 1) * sizeof(char))
         self._scales = <int *> PyMem_Malloc((self.n_args + 1) * sizeof(int))
-        if not (self._kinds and self._queue and self._place and self._key_buf and self._arg_buf and self._arg_error and self._scales):
+        self._payload_buf = <int64_t *> PyMem_Malloc((payload + 1) * sizeof(int64_t))
+        if not (self._kinds and self._queue and self._place and self._key_buf and self._arg_buf and self._arg_error
+                and self._scales and self._payload_buf):
             raise MemoryError()
         for j, name in enumerate(self._kind_names):
             self._scales[j] = -1  # integers until set_results says otherwise
@@ -291,6 +298,7 @@ cdef class GroupTable:
         PyMem_Free(self._latest_entry)
         PyMem_Free(self._latest_free)
         PyMem_Free(self._latest_buf)
+        PyMem_Free(self._payload_buf)
         PyMem_Free(self._latest_index.places)
 
     def __reduce__(self):
@@ -422,7 +430,7 @@ cdef class GroupTable:
         later — and return the group's slot or -1: nothing has changed if this raises."""
         cdef Py_ssize_t i, j, slot
         cdef int64_t value, magnitude, total, size_of_mult
-        if len(args) != self.n_args + (self.latest + 1 if self.latest else 0) or len(key) != self.key_width:
+        if len(args) != self.n_args + (self.latest + 1 if self.latest else 0) + self.payload or len(key) != self.key_width:
             raise ValueError("a key or argument count that does not match the table")
         for i in range(self.key_width):
             part = key[i]
@@ -486,6 +494,7 @@ cdef class GroupTable:
         hold or, with ``latest``, an unbound latest key or a value not greater than its
         key's newest (``args`` then ends with the latest key's ids and the value)."""
         cdef Py_ssize_t j, slot, latest_slot = -1
+        cdef Py_ssize_t tail = self.n_args + (self.latest + 1 if self.latest else 0)
         cdef int64_t *record
         cdef int64_t order = 0, number
         if not self.ordered:
@@ -494,6 +503,9 @@ cdef class GroupTable:
         for j in range(self.n_args):
             if self._arg_error[j]:
                 raise TypeError("a window's entry has no error arguments")
+        for j in range(self.payload):  # read before anything changes
+            part = args[tail + j]
+            self._payload_buf[j] = UNBOUND if part is None else as_int64(part)
         if self.latest:
             for j in range(self.latest + 1):
                 if args[self.n_args + j] is None:
@@ -528,6 +540,7 @@ cdef class GroupTable:
         if self.latest:
             record[2 + self.n_args] = latest_slot
             record[3 + self.n_args] = order
+        memmove(record + self.width - self.payload, self._payload_buf, self.payload * sizeof(int64_t))
         self._ring_size += 1
         self._add(slot, 1)
 
@@ -909,6 +922,18 @@ cdef class GroupTable:
         return tuple(key + [self._keys[slot * self.key_width + p] for p in range(self.key_width)])
 
     # -- hand-over to the reference ------------------------------------------------------
+    def records(self) -> list:
+        """``(expiry, payload)`` of every entry, oldest first (see the pure twin)."""
+        cdef list out = []
+        cdef Py_ssize_t i, j
+        cdef int64_t *record
+        cdef int64_t *payload
+        for i in range(self._ring_size):
+            record = self._ring + ((self._ring_head + i) & (self._ring_cap - 1)) * self.width
+            payload = record + self.width - self.payload
+            out.append((record[0], tuple([None if payload[j] == UNBOUND else payload[j] for j in range(self.payload)])))
+        return out
+
     def entries(self) -> list:
         """``(expiry, key, arguments)`` of every entry that counts in its group, oldest
         first (a latest table's superseded entries do not)."""

@@ -40,7 +40,8 @@ of one key leave in arrival order, so the last to leave is the newest. An arriva
 value is not greater than its key's newest, or whose latest key or value is unbound,
 raises OverflowError before anything changes: the caller hands over to the reference
 anti-join, which is exact. MIN/MAX are then sorted values (a retraction may be of any
-entry).
+entry). An entry may also carry a *payload* of ids (``payload``: how many) the table only
+keeps, for :meth:`~GroupTable.records` (the window's rows, for that hand-over).
 
 >>> latest = GroupTable(1, ("COUNT",), latest=1)
 >>> latest.insert(100, (7,), (1, 42, 1))  # group 7, taxi 42, seq 1
@@ -134,10 +135,11 @@ class GroupTable:
     """Groups of one GROUP BY; ``key_width`` parts per key, one of :data:`KINDS` per
     aggregate argument; ``implicit``: one group, key ``()``, always held; ``ordered``:
     a window's (insert/expire), else deltas' (push); ``latest``: the width of the latest
-    key when only each latest key's newest entry counts (see the module docstring)."""
+    key when only each latest key's newest entry counts, ``payload`` the ids each entry
+    keeps besides (see the module docstring)."""
 
     def __init__(self, key_width: int, kinds: Sequence[str], implicit: bool = False, ordered: bool = True,
-                 latest: int = 0) -> None:
+                 latest: int = 0, payload: int = 0) -> None:
         for name in kinds:
             if name not in KINDS:
                 raise ValueError(f"no native state for the aggregate {name!r}")
@@ -145,13 +147,14 @@ class GroupTable:
         self.kinds = tuple(kinds)
         self.implicit = implicit
         self.ordered = ordered
-        if latest and not ordered:
-            raise ValueError("only a window's table keeps the latest row per key")
+        if (latest or payload) and not ordered:
+            raise ValueError("only a window's table keeps the latest row per key or a payload")
         self.latest = latest
+        self.payload = payload
         self.ever = False  # the implicit group has held a row
         self._totals = [name in TOTALS for name in self.kinds]
         self._queues = [ordered and not latest and name in ("MIN", "MAX") for name in self.kinds]
-        # (expiry, group, arguments) or, with ``latest``, (expiry, group, arguments, latest key)
+        # (expiry, group, arguments, latest key or None, payload)
         self._entries: deque[tuple] = deque()
         self._newest: dict[tuple, list] = {}  # latest key -> [entries held, newest value, newest entry]
         self._groups: dict[tuple, Group] = {}
@@ -236,11 +239,20 @@ class GroupTable:
     # -- a window: entries in, oldest out ------------------------------------------------
     def insert(self, expiry: int, key: tuple, args: tuple) -> None:
         """Add one entry (a window's table); OverflowError (nothing changed) for a value
-        beyond int64. With ``latest``, ``args`` ends with the entry's latest key (ids)
-        and its ordering value (see the module docstring)."""
+        beyond int64. With ``latest``, the arguments are followed by the entry's latest key
+        (ids) and its ordering value, then by the payload (see the module docstring)."""
         if not self.ordered:
             raise ValueError("insert is a window's; a table of deltas takes push")
-        newest = None
+        if self.payload:
+            if len(args) < self.payload:
+                raise ValueError("a key or argument count that does not match the table")
+            args, payload = args[:-self.payload], args[-self.payload:]
+            for part in payload:
+                if part is not None:
+                    _int64(part)
+        else:
+            payload = ()
+        newest = latest_key = None
         if self.latest:
             args, latest_key, order = _split_latest(args, len(self.kinds), self.latest)
             newest = self._newest.get(latest_key)
@@ -254,11 +266,10 @@ class GroupTable:
         else:
             self._touch(group)
         if newest is not None:  # its newest entry so far no longer counts (touched second, as
-            _, superseded, old_values, _ = newest[2]  # the anti-join emits: the arrival, then it)
+            _, superseded, old_values, *_ = newest[2]  # the anti-join emits: the arrival, then it)
             self._retract(superseded, old_values)
-        entry: tuple = (expiry, group, values)
+        entry = (expiry, group, values, latest_key, payload)
         if self.latest:
-            entry += (latest_key,)
             if newest is None:
                 self._newest[latest_key] = [1, order, entry]
             else:
@@ -526,6 +537,11 @@ class GroupTable:
         return (held[0] if self.kinds[j] == "MIN" else held[-1]) if held else None
 
     # -- hand-over to the reference ------------------------------------------------------
+    def records(self) -> list[tuple[int, tuple]]:
+        """``(expiry, payload)`` of every entry, oldest first (a latest table's superseded
+        entries too: they are still in the window)."""
+        return [(entry[0], entry[4]) for entry in self._entries]
+
     def entries(self) -> list[tuple[int, tuple, tuple[int, ...]]]:
         """``(expiry, key, arguments)`` of every entry that counts in its group, oldest
         first (a latest table's superseded entries do not)."""
