@@ -180,6 +180,16 @@ def test_compiled_aggregates_equal_the_reference(query: str, events) -> None:
     assert _outputs(query, events, compiled=True) == _outputs(query, events, compiled=False)
 
 
+def test_a_group_emptied_of_decimals_as_an_integer_arrives_sums_as_the_reference() -> None:
+    """Key a's decimal 2.5 expires in the instant its integer 1 arrives: the integer makes
+    the compiled group hand over, and the reference group it replays keeps the decimal
+    total the reference's own group holds until it is dropped at a flush (SUM 1.0)."""
+    query = PREFIX + f"""SELECT ?k (COUNT(*) AS ?n) (SUM(?v) AS ?s) (AVG(?v) AS ?a) WHERE {{
+        STREAM <{EX}stream> [RANGE 1m] {{ ?e ex:k ?k ; ex:v ?v }} }} GROUP BY ?k"""
+    events = [(0, "a", decimal("2.5"), None), (1, "a", 1, None)]
+    assert _outputs(query, events, compiled=True) == _outputs(query, events, compiled=False)
+
+
 @pytest.mark.parametrize("template", JOIN_QUERIES)
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(events=st.lists(EVENT, min_size=1, max_size=30))

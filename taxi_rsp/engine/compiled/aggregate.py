@@ -466,15 +466,24 @@ class CompiledAggregate(Operator):
         for key, state in reference.groups().items():
             state.output = outputs.get(key)
         if self._implicit and table.ever:
-            # the one group once held decimals that all left: its SUM is a decimal 0
-            for acc, kind in zip(reference.group(()).accumulators, self._kinds):
-                if isinstance(acc, Sum) and acc.n == 0 and kind not in ("I", "C"):
-                    acc.total = Fraction(0)
+            self._decimal_zeros(reference.group(()), None)
+        held = {state[0]: state[5] for state in table.states()}
         pending: dict[tuple, Row | None] = {}
         for key, old in table.pending():
-            reference.group(key).output = old  # an emptied group: flush retracts it
+            group = reference.group(key)
+            group.output = old  # an emptied group: flush retracts it
             pending[key] = old
+            self._decimal_zeros(group, held.get(key))
         reference.expect_flush(pending)
+
+    def _decimal_zeros(self, group: Any, held: list[bool] | None) -> None:
+        """A reference group, replayed, whose decimals all left (the implicit group, or one
+        emptied in this instant, ``held`` its table's flags): its SUM and AVG totals are
+        the decimal 0 its accumulators hold in the reference (whose type outlives the
+        values until the group is dropped at a flush)."""
+        for j, (acc, kind) in enumerate(zip(group.accumulators, self._kinds)):
+            if isinstance(acc, Sum) and acc.n == 0 and kind not in ("I", "C") and (held is None or held[j]):
+                acc.total = Fraction(0)
 
     def _reference_next_expiry(self) -> int | None:
         return self._entries[0][0] if self._entries else None
