@@ -121,6 +121,8 @@ class CompiledAggregate(Operator):
         self._latest_kind: Any = None  # the compiled kind of the latest stage's value
         if latest is not None:
             latest.reference.connect(self._reference.push)
+            self._latest_pos = tuple(window.schema.index(k) for k in latest.keys)
+            self._right_of = tuple_getter(latest.right_from_left)  # an outer row's inner row
         table_class = group_table_class()
         self.state_kind = "native" if table_class.__module__.endswith("._group_table") else "python"
         # with a latest stage each entry keeps its matched row's ids (the table's payload)
@@ -374,7 +376,7 @@ class CompiledAggregate(Operator):
             values = tuple(self._fast_value(closure, kind, out)
                            for (_, _, closure), kind in zip(self._aggs, self._kinds))
             if self._latest is not None:
-                values += tuple(out[self._window_schema.index(k)] for k in self._latest.keys)
+                values += tuple(out[i] for i in self._latest_pos)
                 values += (self._fast_value(self._latest.value_of, self._latest_kind, out),) + row
             self._table.insert(expiry, tuple(out[i] for i in self._key_pos), values)
         except (Deopt, OverflowError):
@@ -429,7 +431,7 @@ class CompiledAggregate(Operator):
         """Replay the window's rows (the table's payloads) into the latest stage's anti-join
         (inner rows first, without output: what it would emit reaches the reference GROUP
         BY only), which answers from then on, feeding the reference GROUP BY."""
-        anti, right_of = self._latest.reference, tuple_getter(self._latest.right_from_left)  # type: ignore[union-attr]
+        anti, right_of = self._latest.reference, self._right_of  # type: ignore[union-attr]
         derived = [(expiry, out) for expiry, row in self._table.records() for out in self._derive([row])]
         anti.push_right([(right_of(out), 1) for _, out in derived])
         anti.push_left([(out, 1) for _, out in derived])
@@ -445,14 +447,14 @@ class CompiledAggregate(Operator):
     def _latest_reference_insert(self, row: Row, expiry: int) -> None:
         """An arrival into the anti-join: the outer row, then the same row as an inner
         one (a window's twins: outer consumers first)."""
-        anti, right_of = self._latest.reference, tuple_getter(self._latest.right_from_left)  # type: ignore[union-attr]
+        anti, right_of = self._latest.reference, self._right_of  # type: ignore[union-attr]
         for out in self._derive([row]):
             self._entries.append((expiry, out))
             anti.push_left([(out, 1)])
             anti.push_right([(right_of(out), 1)])
 
     def _latest_reference_expire(self, until: int) -> None:
-        anti, right_of = self._latest.reference, tuple_getter(self._latest.right_from_left)  # type: ignore[union-attr]
+        anti, right_of = self._latest.reference, self._right_of  # type: ignore[union-attr]
         entries = self._entries
         while entries and entries[0][0] <= until:
             _, out = entries.popleft()
