@@ -179,11 +179,16 @@ class _Instantiation:
         anti-join it stands for (over the window's rows and inner rows read from them)."""
         if node.latest is None:
             return None
-        correlated = node.latest.correlated
-        reference = AntiJoinOp(window.schema, correlated.right.schema, minus=False)
-        reference.set_condition(self._expr(correlated.condition, reference.merged_schema))
         return LatestStage(node.latest.keys, node.latest.value, self._expr(Var(node.latest.value), window.schema),
-                           reference, node.latest.right_from_left)
+                           self._stood_for(node.latest, window.schema), node.latest.right_from_left)
+
+    def _stood_for(self, node: X.LatestPerKey, schema: tuple[str, ...]) -> AntiJoinOp:
+        """The reference anti-join the latest row per key stands for, over outer rows of
+        ``schema`` (it answers after a hand-over)."""
+        correlated = node.correlated
+        reference = AntiJoinOp(schema, correlated.right.schema, minus=False)
+        reference.set_condition(self._expr(correlated.condition, reference.merged_schema))
+        return reference
 
     def _in_place_of(self, window: WindowScan, fused: Operator) -> Operator:
         """``fused``, which matches and derives on its own, as the plan's window."""
@@ -272,12 +277,10 @@ class _Instantiation:
     def _latest(self, node: X.LatestPerKey) -> Operator:
         """Each key's newest row of the outer window; the anti-join it stands for (over
         the outer rows and inner rows read from them) answers after a hand-over."""
-        correlated = node.correlated
-        left = self.make(correlated.left)
-        reference = AntiJoinOp(left.schema, correlated.right.schema, minus=False)
-        reference.set_condition(self._expr(correlated.condition, reference.merged_schema))
-        latest = self._add(LatestPerKey(reference, tuple(left.schema.index(v) for v in node.keys),
-                                        left.schema.index(node.value), node.right_from_left))
+        left = self.make(node.correlated.left)
+        keys = tuple(left.schema.index(v) for v in node.keys)
+        latest = self._add(LatestPerKey(self._stood_for(node, left.schema), keys, left.schema.index(node.value),
+                                        node.right_from_left))
         left.connect(latest.push_left)
         return latest
 

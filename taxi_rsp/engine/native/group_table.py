@@ -578,7 +578,8 @@ class GroupTable:
 
 def _split_latest(args: tuple, n_args: int, width: int) -> tuple[tuple, tuple, int]:
     """A latest table's entry arguments: (the aggregates', the latest key, the ordering
-    value); OverflowError when the key or the value is unbound or the count is wrong.
+    value); OverflowError when the key or the value is unbound, ValueError when the count
+    is wrong.
 
     >>> _split_latest((1, 5, 6, 9), 1, 2)
     ((1,), (5, 6), 9)
