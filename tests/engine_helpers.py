@@ -5,7 +5,7 @@ from __future__ import annotations
 from taxi_rsp.engine.config import EngineConfig
 from taxi_rsp.engine.engine import Engine
 from taxi_rsp.engine.query import QueryOutput
-from taxi_rsp.rdf.events import GraphEvent
+from taxi_rsp.rdf.events import GraphEvent, StarGraph, StarLayout
 from taxi_rsp.rdf.terms import IRI, DateTime, Literal, Term
 
 EX = "http://example.org/"
@@ -64,12 +64,16 @@ class Stream:
         return [((o.trigger.time - base) / 60_000, o.trigger.is_expiry, o.values()) for o in self.outputs]
 
 
-def play(engine: Engine, events) -> list[tuple]:
+def play(engine: Engine, events, stars: bool = False) -> list[tuple]:
     """Send ``events`` — (minutes after the previous one, ex:k, ex:v or None, ex:w or
     None), the differential tests' shape; each event also gets ex:seq n — and return
     every output as (time, is_expiry, rows, deleted rows), rows as RDF terms (0 and 0.0
-    are equal numbers but different outputs)."""
+    are equal numbers but different outputs). ``stars``: each event's graph is a
+    :class:`StarGraph` (the Feeder's kind) of the layout ex:seq, ex:w, ex:k, ex:v, ex:u
+    (ex:u never present) rather than a tuple of triples."""
     stream = Stream(engine)
+    encode = engine.dictionary.encode
+    layout = StarLayout(tuple(encode(term(f"ex:{p}")) for p in ("seq", "w", "k", "v", "u")))
     minute = 0.0
     for n, (gap, key, v, w) in enumerate(events, 1):
         minute += gap
@@ -78,5 +82,12 @@ def play(engine: Engine, events) -> list[tuple]:
             triples.append((f"ex:e{n}", "ex:v", v))
         if w is not None:
             triples.append((f"ex:e{n}", "ex:w", w))
-        stream.send(minute, *triples)
+        if not stars:
+            stream.send(minute, *triples)
+            continue
+        event = stream.event(minute, *triples)
+        objects = dict.fromkeys(layout.predicates)
+        objects.update((p, o) for _, p, o in event.triples)
+        graph = StarGraph(encode(term(f"ex:e{n}")), layout, tuple(objects.values()))
+        engine.process(GraphEvent(event.seq, event.time, graph, event.stream))
     return [(o.trigger.time, o.trigger.is_expiry, o.terms(), o.terms(o.deleted)) for o in stream.outputs]

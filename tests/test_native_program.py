@@ -266,6 +266,31 @@ def test_a_mutation_of_the_interpreter_fails_the_differential_test(tmp_path, ori
         assert failed, "no differential test noticed the mutant"
 
 
+# Deliberate mistakes in the star read (Program.feed_star), each of which the
+# differential test of aggregates over star graphs must catch.
+STAR_MUTATIONS = [
+    ("if <object> item is None:\n                return", "if False:\n                return"),
+    ("if not (item == other or <object> item == <object> other):\n                return",
+     "if False:\n                return"),
+    ("elif not (subject is self._star_subject or subject == self._star_subject):", "elif False:"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("original, mutant", STAR_MUTATIONS)
+def test_a_mutation_of_the_star_read_fails_the_differential_test(tmp_path, original: str, mutant: str) -> None:
+    """The star graphs' differential test is not vacuous: each mutant of the star read
+    disagrees with the reference on some generated stream and query."""
+    from tests.test_compiled_differential import test_compiled_aggregates_reading_star_graphs_equal_the_reference
+
+    module = build_mutant(tmp_path, "_program", original, mutant)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(programs, "Program", module.Program)
+        patch.setattr(programs, "OPCODES", module.OPCODES)
+        with pytest.raises(AssertionError):
+            test_compiled_aggregates_reading_star_graphs_equal_the_reference()
+
+
 def test_the_debs_queries_group_operators_run_programs() -> None:
     """On the sample, Q1's and Q2's window aggregates (Q2's empty side over each taxi's
     latest trip) take every row through a native program (no miss: the data is typed as

@@ -74,6 +74,7 @@ from taxi_rsp.engine.ops.match import BGPMatcher
 from taxi_rsp.engine.view import EventView
 from taxi_rsp.engine.ops.window import WindowScan
 from taxi_rsp.engine.compiled.latest import LatestStage
+from taxi_rsp.engine.compiled.match import CompiledMatcher
 from taxi_rsp.engine.native import group_table_class
 from taxi_rsp.engine.native.encoders import TermEncoders
 from taxi_rsp.engine.native.program import ProgramCompiler, programs_available
@@ -82,8 +83,10 @@ from taxi_rsp.engine.rows import tuple_getter
 from taxi_rsp.lang import ast
 from taxi_rsp.lang.ast import WindowSpec
 from taxi_rsp.rdf.dictionary import Dictionary
+from taxi_rsp.rdf.events import StarLayout
 
 FUSABLE = ("COUNT", "SUM", "AVG", "MIN", "MAX", "MEDIAN")
+_NO_LAYOUT = object()  # no event's layout: no star graph is read by the program
 
 
 class Deopt(Exception):
@@ -140,6 +143,10 @@ class CompiledAggregate(Operator):
         self.mode = "specialised on the first row"  # then "compiled" or "reference"
         self.source = ""  # the generated per-row code, when that is what runs
         self.program: Any = None  # else the native program
+        # [layout, feed, wanted]: a star graph of ``layout`` goes to ``feed(objects, subject,
+        # expiry)``, the native program reading it (see _read_stars); ``wanted`` while a
+        # program could read the next star layout seen
+        self._star: list[Any] = [_NO_LAYOUT, None, False]
         self._bind_calls()
 
     # -- window API ------------------------------------------------------------------
@@ -152,6 +159,7 @@ class CompiledAggregate(Operator):
         match, range_ms = self.matcher.match_view, self.range_ms
         cells = cython.declare(list, self._cells)
         last = cython.declare(list, [None, None])  # the last arrival's time and expiry (shared)
+        star = cython.declare(list, self._star)
 
         def next_expiry() -> int | None:
             return cells[3]()
@@ -160,13 +168,18 @@ class CompiledAggregate(Operator):
             cells[1](until)
 
         def insert(time: int, view: EventView) -> None:
+            if time != last[0]:
+                last[0], last[1] = time, time + range_ms
+            if view.layout is star[0]:  # the program reads the star graph itself
+                star[1](view.objects, view.subject, last[1])
+                return
             rows = match(view)
             if rows:
-                if time != last[0]:
-                    last[0], last[1] = time, time + range_ms
                 expiry = last[1]
                 for row in rows:
                     cells[0](row, expiry)  # read for each row: a row may make it hand over
+                if star[2] and view.layout is not None:
+                    self._read_stars(view.layout)
 
         def flush() -> None:
             cells[2]()
@@ -180,7 +193,8 @@ class CompiledAggregate(Operator):
         steps = len(self._descriptions)
         state = "" if self.mode == "reference" else f", {self.state_kind} state"
         if self.program is not None and self.mode != "reference":
-            state = ", native program" + state
+            reads = " that reads star graphs" if self._star[1] is not None else ""
+            state = f", native program{reads}" + state
         latest = ""
         if self._latest is not None:
             latest = f"latest row per {', '.join('?' + k for k in self._latest.keys)} + "
@@ -244,7 +258,20 @@ class CompiledAggregate(Operator):
         program.bind_table(len(self._keys), self._table.insert, self._slow_insert, self._deopt_insert)
         self.program = program
         self._insert = program.feed
+        self._star[2] = True  # a star graph's row can go straight into the program
         self._finish_compile(kinds)
+
+    def _read_stars(self, layout: StarLayout) -> None:
+        """From now on the program reads star graphs of ``layout`` itself, when the
+        matcher's patterns are a star over it (asked once, for the first layout seen)."""
+        self._star[2] = False
+        if not isinstance(self.matcher, CompiledMatcher) or self.mode != "compiled":
+            return
+        plan = self.matcher.star_plan(layout)
+        if plan is None or plan.never:
+            return
+        self.program.read_star(plan, len(self.matcher.schema), len(layout.predicates))
+        self._star[0], self._star[1] = layout, self.program.feed_star
 
     def _finish_compile(self, kinds: list[Any]) -> None:
         self._kinds = kinds
@@ -411,6 +438,7 @@ class CompiledAggregate(Operator):
         (each compiled kind is one Python type); the entries become (expiry, key, values).
         With a latest stage the window's rows are replayed into the anti-join instead."""
         self._leave_ranker()
+        self._star[:] = [_NO_LAYOUT, None, False]  # every row through the matcher again
         if self._latest is not None:
             self._go_latest_reference()
             return

@@ -22,10 +22,15 @@ string and its id once.
 """
 
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
 from libc.stdint cimport INT64_MIN, int64_t, uint64_t
 from libc.string cimport memset
+
+cdef extern from "Python.h":
+    ctypedef struct PyTupleObject:
+        PyObject *ob_item[1]
 
 cdef extern from *:
     bint __builtin_add_overflow(int64_t a, int64_t b, int64_t *out) nogil
@@ -80,6 +85,14 @@ cdef enum:
     OUT_NONE = 3  # unbound
 
 OUTPUT_KINDS = {"input": OUT_INPUT, "id": OUT_ID, "value": OUT_VALUE, "none": OUT_NONE}
+
+# What a star read does with an object (``read_star``; see CompiledMatcher.star_plan).
+cdef enum:
+    STAR_BIND = 0  # the object is the row's item at ``slot``
+    STAR_SAME = 1  # it equals the row's item at ``slot``, bound before
+    STAR_CONST = 2  # it equals the constant ``slot`` (an index into the constants)
+
+STAR_ACTIONS = {"bind": STAR_BIND, "same": STAR_SAME, "const": STAR_CONST}
 
 cdef enum:
     RAN = 1
@@ -154,6 +167,15 @@ cdef class Program:
     # feed(): the aggregate form, the first `_n_key` outputs a group key, then arguments
     cdef Py_ssize_t _n_key
     cdef object _insert, _slow, _overflow
+    # read_star(): a star graph's objects read into the row without a row tuple
+    cdef Py_ssize_t _n_reads, _star_width, _star_objects
+    cdef Py_ssize_t *_read_pos
+    cdef int *_read_action
+    cdef Py_ssize_t *_read_slot
+    cdef PyObject **_star_row  # borrowed from the graph's objects during feed_star
+    cdef Py_ssize_t _subject_slot  # -1: the subject is the constant _star_subject
+    cdef object _star_subject
+    cdef tuple _star_constants
 
     def __cinit__(self, code, Py_ssize_t registers, constants, outputs, memos, tuple small_ids, fallback):
         cdef Py_ssize_t i
@@ -208,6 +230,10 @@ cdef class Program:
         PyMem_Free(self._out_kind)
         PyMem_Free(self._out_src)
         PyMem_Free(self._memos)
+        PyMem_Free(self._read_pos)
+        PyMem_Free(self._read_action)
+        PyMem_Free(self._read_slot)
+        PyMem_Free(self._star_row)
 
     def __reduce__(self):
         raise TypeError("a Program is not picklable")
@@ -243,19 +269,19 @@ cdef class Program:
         return 0
 
     # -- the interpreter -----------------------------------------------------------------
-    cdef int _exec(self, tuple row) except -2:
-        """Run the instructions on ``row``: RAN, FILTERED or MISSED."""
+    cdef int _exec(self, PyObject **row, Py_ssize_t n) except -2:
+        """Run the instructions on the ``n`` items of ``row``: RAN, FILTERED or MISSED."""
         cdef int64_t *code = self._code
         cdef int64_t *r = self._regs
         cdef Py_ssize_t at
         cdef int64_t op, a, b, value
         cdef object item
-        if PyTuple_GET_SIZE(row) < self._row_width:
+        if n < self._row_width:
             return MISSED  # not a row of the schema it was compiled for
         for at in range(0, self._n_code, 5):
             op = code[at]
             if op <= OP_BOUND:
-                item = <object> PyTuple_GET_ITEM(row, code[at + 2])
+                item = <object> row[code[at + 2]]
                 if op == OP_BOUND:
                     r[code[at + 1]] = item is not None
                     continue
@@ -414,12 +440,12 @@ cdef class Program:
         m.keys, m.ids, m.used, m.cap, m.count = keys, ids, used, cap, count
         return 0
 
-    cdef object _output(self, tuple row, Py_ssize_t i):
+    cdef object _output(self, PyObject **row, Py_ssize_t i):
         """Output position ``i`` of the last run as a Python object."""
         cdef int kind = self._out_kind[i]
         cdef int64_t value
         if kind == OUT_INPUT:
-            return <object> PyTuple_GET_ITEM(row, self._out_src[i])
+            return <object> row[self._out_src[i]]
         if kind == OUT_NONE:
             return None
         value = self._regs[self._out_src[i]]
@@ -427,7 +453,7 @@ cdef class Program:
             return self._small_ids[value - INT_HEAD]  # the shared object of a small integer
         return value
 
-    cdef tuple _outputs(self, tuple row, Py_ssize_t start, Py_ssize_t stop):
+    cdef tuple _outputs(self, PyObject **row, Py_ssize_t start, Py_ssize_t stop):
         cdef tuple out = PyTuple_New(stop - start)
         cdef object item
         cdef Py_ssize_t i
@@ -441,10 +467,11 @@ cdef class Program:
     def run(self, tuple row):
         """The derived row of ``row`` (None when a FILTER drops it); a miss returns what
         the fallback makes of it."""
-        cdef int done = self._exec(row)
+        cdef PyObject **items = (<PyTupleObject *> row).ob_item
+        cdef int done = self._exec(items, PyTuple_GET_SIZE(row))
         self.runs += 1
         if done == RAN:
-            return self._outputs(row, 0, self.width)
+            return self._outputs(items, 0, self.width)
         if done == FILTERED:
             return None
         self.misses += 1
@@ -468,11 +495,13 @@ cdef class Program:
         its to push), or -1."""
         cdef Py_ssize_t n
         cdef int done
-        cdef tuple delta
+        cdef tuple delta, row
+        cdef PyObject **items
         for n in range(len(deltas)):
             delta = deltas[n]
             row, mult = delta
-            done = self._exec(row)
+            items = (<PyTupleObject *> row).ob_item
+            done = self._exec(items, PyTuple_GET_SIZE(row))
             self.runs += 1
             if done == FILTERED:
                 continue
@@ -482,7 +511,7 @@ cdef class Program:
                     return n + 1
                 continue
             try:
-                self._insert(self._outputs(row, 0, self._n_key), self._outputs(row, self._n_key, self.width), mult)
+                self._insert(self._outputs(items, 0, self._n_key), self._outputs(items, self._n_key, self.width), mult)
             except OverflowError:  # a total beyond int64: the reference is exact
                 self._overflow(row, mult)
                 return n
@@ -491,15 +520,102 @@ cdef class Program:
     def feed(self, tuple row, int64_t expiry):
         """Run on ``row`` and insert its key and arguments: ``insert(expiry, key, args)``,
         ``slow(row, expiry)``, ``overflow(row, expiry)`` (see :meth:`bind_table`)."""
-        cdef int done = self._exec(row)
+        self._feed((<PyTupleObject *> row).ob_item, PyTuple_GET_SIZE(row), expiry)
+
+    cdef int _feed(self, PyObject **row, Py_ssize_t n, int64_t expiry) except -1:
+        cdef int done = self._exec(row, n)
         self.runs += 1
         if done == FILTERED:
-            return
+            return 0
         if done == MISSED:
             self.misses += 1
-            self._slow(row, expiry)
-            return
+            self._slow(_row_tuple(row, n), expiry)
+            return 0
         try:
             self._insert(expiry, self._outputs(row, 0, self._n_key), self._outputs(row, self._n_key, self.width))
         except OverflowError:  # a total beyond int64: the reference is exact
-            self._overflow(row, expiry)
+            self._overflow(_row_tuple(row, n), expiry)
+        return 0
+
+    # -- a star graph's objects as the row ----------------------------------------------
+    def read_star(self, plan, Py_ssize_t width, Py_ssize_t objects) -> None:
+        """Read rows of ``width`` items from star graphs of ``objects`` objects as
+        ``plan`` (a :class:`~taxi_rsp.engine.compiled.match.StarPlan`) says, for
+        :meth:`feed_star`: the graph's objects are the row, without a row tuple, a
+        match list or a call into the matcher."""
+        cdef Py_ssize_t k
+        (s_var, s), reads, never = plan
+        if never:
+            raise ValueError("a star plan that never matches has nothing to read")
+        if not (0 <= s < width if s_var else True):
+            raise ValueError("the subject's row position is out of range")
+        PyMem_Free(self._read_pos)  # a program reads one layout: the last one set
+        PyMem_Free(self._read_action)
+        PyMem_Free(self._read_slot)
+        PyMem_Free(self._star_row)
+        self._read_pos = self._read_slot = NULL
+        self._read_action = NULL
+        self._star_row = NULL
+        self._n_reads = len(reads)
+        self._read_pos = <Py_ssize_t *> PyMem_Malloc((self._n_reads + 1) * sizeof(Py_ssize_t))
+        self._read_action = <int *> PyMem_Malloc((self._n_reads + 1) * sizeof(int))
+        self._read_slot = <Py_ssize_t *> PyMem_Malloc((self._n_reads + 1) * sizeof(Py_ssize_t))
+        self._star_row = <PyObject **> PyMem_Malloc((width + 1) * sizeof(PyObject *))
+        if not (self._read_pos and self._read_action and self._read_slot and self._star_row):
+            raise MemoryError()
+        constants = []
+        for k, (position, action, slot) in enumerate(reads):
+            if not 0 <= position < objects:
+                raise ValueError(f"object position {position} beyond the layout")
+            self._read_pos[k] = position
+            self._read_action[k] = STAR_ACTIONS[action]
+            if action == "const":
+                self._read_slot[k] = len(constants)
+                constants.append(slot)
+            elif 0 <= slot < width:
+                self._read_slot[k] = slot
+            else:
+                raise ValueError(f"row position {slot} out of range")
+        self._star_constants = tuple(constants)
+        self._subject_slot = s if s_var else -1
+        self._star_subject = None if s_var else s
+        self._star_width = width
+        self._star_objects = objects
+
+    def feed_star(self, tuple objects, subject, int64_t expiry):
+        """:meth:`feed` of the row a star graph (``subject``, ``objects``) matches as
+        :meth:`read_star` set, if it matches."""
+        cdef Py_ssize_t k
+        cdef PyObject **row = self._star_row
+        cdef PyObject *item
+        cdef PyObject *other
+        if PyTuple_GET_SIZE(objects) != self._star_objects or row == NULL:
+            raise ValueError("a star graph of another layout than the program reads")
+        if self._subject_slot >= 0:
+            row[self._subject_slot] = <PyObject *> subject
+        elif not (subject is self._star_subject or subject == self._star_subject):
+            return
+        for k in range(self._n_reads):
+            item = PyTuple_GET_ITEM(objects, self._read_pos[k])
+            if <object> item is None:
+                return
+            if self._read_action[k] == STAR_BIND:
+                row[self._read_slot[k]] = item
+                continue
+            if self._read_action[k] == STAR_SAME:
+                other = row[self._read_slot[k]]
+            else:
+                other = PyTuple_GET_ITEM(self._star_constants, self._read_slot[k])
+            if not (item == other or <object> item == <object> other):
+                return
+        self._feed(row, self._star_width, expiry)
+
+
+cdef tuple _row_tuple(PyObject **row, Py_ssize_t n):
+    """The items of ``row`` as a tuple (for the Python paths: slow rows, hand-over)."""
+    cdef tuple out = PyTuple_New(n)
+    cdef Py_ssize_t i
+    for i in range(n):
+        Py_INCREF(<object> row[i])
+        PyTuple_SET_ITEM(out, i, <object> row[i])
+    return out
