@@ -255,7 +255,7 @@ class CompiledAggregate(Operator):
             self._latest_kind = operand.kind
             outputs += [("input", i) for i in range(len(self.matcher.schema))]  # the payload: the row
         program = c.program(outputs, None)
-        program.bind_table(len(self._keys), self._table.insert, self._slow_insert, self._deopt_insert)
+        program.bind_table(len(self._keys), self._table.insert, self._slow_insert, self._deopt_insert, self._table)
         self.program = program
         self._insert = program.feed
         self._star[2] = True  # a star graph's row can go straight into the program

@@ -28,6 +28,7 @@ hands the window over to the reference interpreter, which is exact.
 """
 
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from cpython.pycapsule cimport PyCapsule_New
 from libc.stdint cimport INT64_MIN, int64_t
 from libc.string cimport memmove, memset
 
@@ -254,7 +255,7 @@ cdef class GroupTable:
         self._grow_slots(16)
         index_init(&self._index, 32)
         if latest:
-            self._latest_buf = <int64_t *> PyMem_Malloc(latest * sizeof(int64_t))
+            self._latest_buf = <int64_t *> PyMem_Malloc((latest + 1) * sizeof(int64_t))  # the ids, then the value
             if self._latest_buf == NULL:
                 raise MemoryError()
             self._grow_latest(16)
@@ -378,8 +379,11 @@ cdef class GroupTable:
         return index_find(&self._index, self._keys, self.key_width, key)
 
     cdef Py_ssize_t _new_group(self, tuple key) except -1:
-        """A slot for ``key`` (its parts already in ``_key_buf``), indexed and touched."""
+        """A slot for ``key`` (its parts already in ``_key_buf``; None: the key tuple is
+        made from them), indexed and touched."""
         cdef Py_ssize_t slot, j
+        if key is None:
+            key = tuple([None if self._key_buf[j] == UNBOUND else self._key_buf[j] for j in range(self.key_width)])
         index_make_room(&self._index, self._keys, self.key_width)
         if self._n_free:
             self._n_free -= 1
@@ -425,11 +429,8 @@ cdef class GroupTable:
     # -- validation and update ----------------------------------------------------------
     cdef Py_ssize_t _check(self, tuple key, tuple args, int64_t mult) except -2:
         """Read ``key`` into ``_key_buf`` and ``args`` into ``_arg_buf`` (None, an error:
-        flagged in ``_arg_error``), check that every total stays within int64 — the sum of
-        its values' magnitudes must fit, which bounds every partial sum, whatever leaves
-        later — and return the group's slot or -1: nothing has changed if this raises."""
-        cdef Py_ssize_t i, j, slot
-        cdef int64_t value, magnitude, total, size_of_mult
+        flagged in ``_arg_error``), then :meth:`_checked_slot`."""
+        cdef Py_ssize_t i, j
         if len(args) != self.n_args + (self.latest + 1 if self.latest else 0) + self.payload or len(key) != self.key_width:
             raise ValueError("a key or argument count that does not match the table")
         for i in range(self.key_width):
@@ -442,6 +443,14 @@ cdef class GroupTable:
             else:
                 self._arg_error[j] = 0
                 self._arg_buf[j] = as_int64(args[j])
+        return self._checked_slot(mult)
+
+    cdef Py_ssize_t _checked_slot(self, int64_t mult) except -2:
+        """Check that every total stays within int64 — the sum of its values' magnitudes
+        must fit, which bounds every partial sum, whatever leaves later — and return the
+        group's slot or -1: nothing has changed if this raises."""
+        cdef Py_ssize_t j, slot
+        cdef int64_t value, magnitude, total, size_of_mult
         slot = self._find(self._key_buf)
         if mult == INT64_MIN:
             raise OverflowError("a multiplicity beyond 64 bits")
@@ -493,10 +502,8 @@ cdef class GroupTable:
         OverflowError, leaving everything as it was, for a value the int64 state cannot
         hold or, with ``latest``, an unbound latest key or a value not greater than its
         key's newest (``args`` then ends with the latest key's ids and the value)."""
-        cdef Py_ssize_t j, slot, latest_slot = -1
+        cdef Py_ssize_t j, slot
         cdef Py_ssize_t tail = self.n_args + (self.latest + 1 if self.latest else 0)
-        cdef int64_t *record
-        cdef int64_t order = 0, number
         if not self.ordered:
             raise ValueError("insert is a window's; a table of deltas takes push")
         slot = self._check(key, args, 1)
@@ -510,9 +517,39 @@ cdef class GroupTable:
             for j in range(self.latest + 1):
                 if args[self.n_args + j] is None:
                     raise OverflowError("an unbound latest key or value")
-                if j < self.latest:
-                    self._latest_buf[j] = as_int64(args[self.n_args + j])
-            order = as_int64(args[self.n_args + self.latest])
+                self._latest_buf[j] = as_int64(args[self.n_args + j])
+        self._insert_read(expiry, key, slot)
+
+    cdef int _insert_ids(self, int64_t expiry, const int64_t *values, Py_ssize_t n) except -1:
+        """:meth:`insert` of ``values``: the key's ids, the arguments, the latest key's
+        ids and value, the payload, all int64 and bound (a caller with an unbound one
+        takes :meth:`insert`) — the C entry of :meth:`c_entry`; the key tuple is made only
+        for a new group."""
+        cdef Py_ssize_t j, at = 0
+        if not self.ordered or n != self.key_width + self.n_args + (self.latest + 1 if self.latest else 0) + self.payload:
+            raise ValueError("ids that do not match a window's table")
+        for j in range(self.key_width):
+            self._key_buf[j] = values[at + j]
+        at += self.key_width
+        for j in range(self.n_args):
+            self._arg_error[j] = 0
+            self._arg_buf[j] = values[at + j]
+        at += self.n_args
+        if self.latest:
+            for j in range(self.latest + 1):
+                self._latest_buf[j] = values[at + j]
+            at += self.latest + 1
+        for j in range(self.payload):
+            self._payload_buf[j] = values[at + j]
+        return self._insert_read(expiry, None, self._checked_slot(1))
+
+    cdef int _insert_read(self, int64_t expiry, tuple key, Py_ssize_t slot) except -1:
+        """The entry read into the buffers (``slot`` its group's, -1: a new one) added."""
+        cdef Py_ssize_t j, latest_slot = -1
+        cdef int64_t *record
+        cdef int64_t order = 0, number
+        if self.latest:
+            order = self._latest_buf[self.latest]
             latest_slot = index_find(&self._latest_index, self._latest_keys, self.latest, self._latest_buf)
             if latest_slot >= 0 and order <= self._latest_value[latest_slot]:
                 raise OverflowError("a value not greater than its key's newest")
@@ -543,6 +580,13 @@ cdef class GroupTable:
         memmove(record + self.width - self.payload, self._payload_buf, self.payload * sizeof(int64_t))
         self._ring_size += 1
         self._add(slot, 1)
+        return 0
+
+    def c_entry(self):
+        """:meth:`insert` for C callers (a native program): a capsule named
+        ``taxi_rsp.GroupTable.insert_ids`` of ``int f(table, expiry, const int64_t *ids,
+        Py_ssize_t n) except -1``, the same entry without a key or argument tuple."""
+        return PyCapsule_New(<void *> _insert_ids, "taxi_rsp.GroupTable.insert_ids", NULL)
 
     # -- deltas --------------------------------------------------------------------------
     def push(self, tuple key, tuple args, int64_t mult) -> None:
@@ -1021,3 +1065,8 @@ cdef bint _table_in_rest(void *owner, Py_ssize_t slot) noexcept:
 
 
 include "_ranked_pairs.pxi"
+
+
+cdef int _insert_ids(object table, int64_t expiry, const int64_t *values, Py_ssize_t n) except -1:
+    """The C entry of :meth:`GroupTable.c_entry`."""
+    return (<GroupTable> table)._insert_ids(expiry, values, n)

@@ -22,7 +22,9 @@ string and its id once.
 """
 
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.object cimport PyObject
+from cpython.pycapsule cimport PyCapsule_GetPointer
 from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
 from libc.stdint cimport INT64_MIN, int64_t, uint64_t
@@ -93,6 +95,9 @@ cdef enum:
     STAR_CONST = 2  # it equals the constant ``slot`` (an index into the constants)
 
 STAR_ACTIONS = {"bind": STAR_BIND, "same": STAR_SAME, "const": STAR_CONST}
+
+# A window table's C entry (GroupTable.c_entry): the outputs as int64, no tuples.
+ctypedef int (*insert_ids_t)(object table, int64_t expiry, const int64_t *ids, Py_ssize_t n) except -1
 
 cdef enum:
     RAN = 1
@@ -167,6 +172,9 @@ cdef class Program:
     # feed(): the aggregate form, the first `_n_key` outputs a group key, then arguments
     cdef Py_ssize_t _n_key
     cdef object _insert, _slow, _overflow
+    cdef object _c_table  # the table whose C entry _c_insert is (None: insert takes tuples)
+    cdef insert_ids_t _c_insert
+    cdef int64_t *_ids  # the outputs of a run as int64, for _c_insert
     # read_star(): a star graph's objects read into the row without a row tuple
     cdef Py_ssize_t _n_reads, _star_width, _star_objects
     cdef Py_ssize_t *_read_pos
@@ -234,6 +242,7 @@ cdef class Program:
         PyMem_Free(self._read_action)
         PyMem_Free(self._read_slot)
         PyMem_Free(self._star_row)
+        PyMem_Free(self._ids)
 
     def __reduce__(self):
         raise TypeError("a Program is not picklable")
@@ -477,14 +486,46 @@ cdef class Program:
         self.misses += 1
         return self._fallback(row)
 
-    def bind_table(self, Py_ssize_t key_width, insert, slow, overflow) -> None:
+    def bind_table(self, Py_ssize_t key_width, insert, slow, overflow, table=None) -> None:
         """The aggregate forms: :meth:`feed` (a window's rows) and :meth:`push_deltas`
         hand the first ``key_width`` outputs (the group key's ids) and the rest (the
         arguments' values) to ``insert``; a miss goes to ``slow``, an OverflowError of
-        ``insert`` to ``overflow``."""
+        ``insert`` to ``overflow``. ``table``: the window table ``insert`` belongs to;
+        when it has a C entry (``c_entry``) :meth:`feed` hands it the outputs as int64
+        instead, whenever they are all int64 (else ``insert`` takes them as tuples)."""
         if not 0 <= key_width <= self.width:
             raise ValueError("a key wider than the outputs")
         self._n_key, self._insert, self._slow, self._overflow = key_width, insert, slow, overflow
+        self._c_table, self._c_insert = None, NULL
+        entry = getattr(table, "c_entry", None)
+        if entry is not None:
+            PyMem_Free(self._ids)
+            self._ids = <int64_t *> PyMem_Malloc((self.width + 1) * sizeof(int64_t))
+            if self._ids == NULL:
+                raise MemoryError()
+            self._c_insert = <insert_ids_t> PyCapsule_GetPointer(entry(), "taxi_rsp.GroupTable.insert_ids")
+            self._c_table = table
+
+    cdef bint _int64_outputs(self, PyObject **row) except -1:
+        """The last run's outputs into ``_ids``: False when one is not an int64 (an
+        unbound or non-integer input, an id beyond int64), which the tuples carry."""
+        cdef Py_ssize_t i
+        cdef int overflow
+        cdef int kind
+        for i in range(self.width):
+            kind = self._out_kind[i]
+            if kind == OUT_INPUT:
+                item = <object> row[self._out_src[i]]
+                if type(item) is not int:
+                    return False
+                self._ids[i] = PyLong_AsLongLongAndOverflow(item, &overflow)
+                if overflow:
+                    return False
+            elif kind == OUT_NONE:
+                return False
+            else:
+                self._ids[i] = self._regs[self._out_src[i]]
+        return True
 
     def push_deltas(self, list deltas) -> int:
         """The delta form (a group over any input): run on each ``(row, mult)`` and hand
@@ -532,7 +573,10 @@ cdef class Program:
             self._slow(_row_tuple(row, n), expiry)
             return 0
         try:
-            self._insert(expiry, self._outputs(row, 0, self._n_key), self._outputs(row, self._n_key, self.width))
+            if self._c_insert != NULL and self._int64_outputs(row):
+                self._c_insert(self._c_table, expiry, self._ids, self.width)
+            else:
+                self._insert(expiry, self._outputs(row, 0, self._n_key), self._outputs(row, self._n_key, self.width))
         except OverflowError:  # a total beyond int64: the reference is exact
             self._overflow(_row_tuple(row, n), expiry)
         return 0
