@@ -19,8 +19,10 @@ generated operation sequences); read that module's docstring for the semantics. 
   open-addressing index; each entry records its latest slot and value after its
   arguments, and superseding or expiring an entry retracts it from its group in C; an
   entry's ``payload`` ids (the window's row, for a hand-over) follow in its record;
-* Python objects only at the edge: a group's key tuple and last output row (kept to
-  return them), the changes :meth:`take_changes` lists, the hand-over's :meth:`entries`.
+* Python objects only at the edge: a group's key tuple (made on first use when its
+  entry came through the C entry of a native program, :meth:`c_entry`) and last output
+  row (kept to return them), the changes :meth:`take_changes` lists, the hand-over's
+  :meth:`entries`.
 
 Every check that can fail (a value beyond int64, a total that could leave it) runs
 before anything changes, so a raised ``OverflowError`` leaves the state as it was: the caller
@@ -379,11 +381,9 @@ cdef class GroupTable:
         return index_find(&self._index, self._keys, self.key_width, key)
 
     cdef Py_ssize_t _new_group(self, tuple key) except -1:
-        """A slot for ``key`` (its parts already in ``_key_buf``; None: the key tuple is
-        made from them), indexed and touched."""
+        """A slot for ``key`` (its parts already in ``_key_buf``; None: its key tuple is
+        made when first asked for, see :meth:`_key`), indexed and touched."""
         cdef Py_ssize_t slot, j
-        if key is None:
-            key = tuple([None if self._key_buf[j] == UNBOUND else self._key_buf[j] for j in range(self.key_width)])
         index_make_room(&self._index, self._keys, self.key_width)
         if self._n_free:
             self._n_free -= 1
@@ -411,6 +411,21 @@ cdef class GroupTable:
         self._n_dirty += 1
         index_add(&self._index, self._key_buf, self.key_width, slot)
         return slot
+
+    cdef tuple _key(self, Py_ssize_t slot):
+        """Group ``slot``'s key tuple, made from its ids on first use: a group entered
+        through the C entry has none until a row, a change or a hand-over needs it (most
+        of a ranked table's groups never do)."""
+        cdef tuple key = self._py_keys[slot]
+        cdef Py_ssize_t j
+        cdef int64_t part
+        if key is None:
+            parts = []
+            for j in range(self.key_width):
+                part = self._keys[slot * self.key_width + j]
+                parts.append(None if part == UNBOUND else part)
+            key = self._py_keys[slot] = tuple(parts)
+        return key
 
     cdef void _drop_group(self, Py_ssize_t slot):
         """Unindex an emptied group and free its slot for reuse."""
@@ -668,7 +683,7 @@ cdef class GroupTable:
         for d in range(self._n_dirty):
             slot = self._dirty[d]
             self._touched[slot] = 0
-            item = [slot, self._py_keys[slot], self._outputs[slot], self._rows[slot]]
+            item = [slot, self._key(slot), self._outputs[slot], self._rows[slot]]
             for j in range(self.n_args):
                 if self._kinds[j] <= K_AVG:
                     item.append(self._acc[slot * self.n_acc + self._place[j]])
@@ -730,8 +745,7 @@ cdef class GroupTable:
 
     cdef tuple _new_row(self, Py_ssize_t slot):
         """The group's key ids, then one term id per aggregate."""
-        cdef tuple key = self._py_keys[slot]
-        cdef list row = list(key)
+        cdef list row = list(self._key(slot))
         cdef Py_ssize_t j, n
         cdef int64_t rows = self._rows[slot], total
         cdef int kind, scale
@@ -988,7 +1002,7 @@ cdef class GroupTable:
             record = self._ring + ((self._ring_head + i) & (self._ring_cap - 1)) * self.width
             if self.latest and self._latest_entry[record[2 + self.n_args]] != self._head_number + i:
                 continue  # superseded: its group slot may hold another group by now
-            out.append((record[0], self._py_keys[record[1]], tuple([record[2 + j] for j in range(self.n_args)])))
+            out.append((record[0], self._key(record[1]), tuple([record[2 + j] for j in range(self.n_args)])))
         return out
 
     def states(self) -> list:
@@ -1008,7 +1022,7 @@ cdef class GroupTable:
                 else:
                     v = &self._vecs[slot * self.n_vec + self._place[j]]
                     values.append([v.data[k] for k in range(v.head, v.size)])
-            out.append((self._py_keys[slot], self._rows[slot], self._outputs[slot], values,
+            out.append((self._key(slot), self._rows[slot], self._outputs[slot], values,
                         [self._errors[slot * self.n_args + j] for j in range(self.n_args)],
                         [bool(self._held[slot * self.n_args + j]) for j in range(self.n_args)]))
         return out
@@ -1020,7 +1034,7 @@ cdef class GroupTable:
         for i in range(self._index.cap):
             slot = self._index.places[i]
             if slot >= 0:
-                out[self._py_keys[slot]] = self._outputs[slot]
+                out[self._key(slot)] = self._outputs[slot]
         return out
 
     def touch_all(self) -> None:
@@ -1034,7 +1048,7 @@ cdef class GroupTable:
 
     def pending(self) -> list:
         """``(key, last output)`` of the groups touched since the last :meth:`take_changes`."""
-        return [(self._py_keys[self._dirty[d]], self._outputs[self._dirty[d]]) for d in range(self._n_dirty)]
+        return [(self._key(self._dirty[d]), self._outputs[self._dirty[d]]) for d in range(self._n_dirty)]
 
     def group_count(self) -> int:
         return self._index.used
