@@ -1,10 +1,9 @@
-"""The `run --live` sink's own CPU cost, apart from the engine (docs/performance.md,
-"Live map cost"): the event wrapper per event, one published state, and the density
-background read before a run.
+"""The `run --live` sink's own CPU cost, apart from the engine (docs/maps.md): the event
+wrapper per event, one published state, and the density background read before a run.
 
     .venv/bin/python benchmarks/live_sink_cost.py RUN_INPUT.csv BACKGROUND_INPUT.csv
 
-(the figures in docs/performance.md: a 50,000-line and the 200,000-line slice of
+(the figures in docs/maps.md and in the history of docs/performance.md: a 50,000-line and the 200,000-line slice of
 `taxi-rsp synth --days 2 --seed 0`).
 """
 
