@@ -229,6 +229,20 @@ def test_a_group_emptied_of_decimals_as_an_integer_arrives_sums_as_the_reference
     assert _outputs(query, events, compiled=True) == _outputs(query, events, compiled=False)
 
 
+def test_a_group_over_deltas_emptied_of_decimals_as_an_integer_arrives_sums_as_the_reference() -> None:
+    """The same instant over deltas (a GROUP BY above an OPTIONAL): key a's decimal 2.5
+    leaves as its integer 1 arrives, which makes the compiled group hand over; the
+    reference group it is given keeps the decimal total (its held flag), SUM 1.0."""
+    query = PREFIX + f"""SELECT ?k (COUNT(*) AS ?n) (SUM(?v) AS ?s) (AVG(?v) AS ?a) WHERE {{
+        STREAM <{EX}stream> [RANGE 1m] {{ ?e ex:k ?k ; ex:v ?v }}
+        OPTIONAL {{ STREAM <{EX}stream> [RANGE 1m] {{ ?e ex:w ?w }} }} }} GROUP BY ?k"""
+    events = [(0, "a", decimal("2.5"), None), (1, "a", 1, None)]
+    explain: list[str] = []
+    compiled = _outputs(query, events, compiled=True, explain=explain)
+    assert "CompiledGroup" in explain[0] and "(reference)" in explain[0], explain[0]
+    assert compiled == _outputs(query, events, compiled=False)
+
+
 @pytest.mark.parametrize("template", JOIN_QUERIES)
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(events=st.lists(EVENT, min_size=1, max_size=30))
