@@ -19,6 +19,12 @@ A string made from typed values (``CONCAT(STR(?x), ".", STR(?y))``) is one ``MEM
 instruction: its inputs' values are looked up in a bounded open-addressing memo of
 the string's term id; only a new combination calls back into Python, which makes the
 string and its id once.
+
+The row a program reads is an array of object pointers: a row tuple's items, or — for a
+window over star graphs (:meth:`Program.read_star`) — the graph's subject and objects
+themselves, bound by position without a row tuple. A window aggregate's program hands
+its outputs to the window's table as int64 through the table's C entry
+(:meth:`Program.bind_table`), without a key or argument tuple.
 """
 
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
