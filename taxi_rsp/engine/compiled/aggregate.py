@@ -18,7 +18,10 @@ fused):
 With the native interpreter built, the per-row part is not generated Python but a typed
 program (:mod:`taxi_rsp.engine.native.program`): the same steps, key ids and arguments as
 int64 instructions run in C, each row's key and arguments handed to the table in one call
-(``Program.feed``); what has no typed form keeps the generated code described here.
+(``Program.feed``, through the table's C entry as int64); what has no typed form keeps the
+generated code described here. When the window's patterns are a star over the events'
+layout (the Feeder's trips), the program reads each star graph's objects itself
+(``Program.feed_star``): no match list, row tuple or matcher call per event.
 
 The window's entries and the groups' state live in a
 :class:`~taxi_rsp.engine.native.GroupTable` (the native tier: a ring buffer of int64
