@@ -109,10 +109,14 @@ cdef inline void index_add(KeyIndex *ix, const int64_t *key, Py_ssize_t width, P
 
 
 cdef inline void index_remove(KeyIndex *ix, const int64_t *key, Py_ssize_t width, Py_ssize_t slot):
-    """Unindex ``slot`` (indexed under ``key``): its place becomes a tombstone."""
+    """Unindex ``slot`` (indexed under ``key``): its place becomes a tombstone. A slot not
+    indexed under ``key`` (a caller's mistake) leaves the index as it was: the probe ends
+    at the first place no key ever held, instead of running on forever."""
     cdef Py_ssize_t mask = ix.cap - 1
     cdef Py_ssize_t at = hash_key(key, width) & mask
     while ix.places[at] != slot:
+        if ix.places[at] == EMPTY:
+            return
         at = (at + 1) & mask
     ix.places[at] = GONE
     ix.used -= 1
