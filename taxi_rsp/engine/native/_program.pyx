@@ -597,8 +597,12 @@ cdef class Program:
         (s_var, s), reads, never = plan
         if never:
             raise ValueError("a star plan that never matches has nothing to read")
-        if not (0 <= s < width if s_var else True):
+        if s_var and not 0 <= s < width:
             raise ValueError("the subject's row position is out of range")
+        bound = {s} if s_var else set()
+        bound.update(slot for _, action, slot in reads if action == "bind")
+        if bound != set(range(width)):  # feed_star reads every row position it runs on
+            raise ValueError("a star plan that does not bind every row position")
         PyMem_Free(self._read_pos)  # a program reads one layout: the last one set
         PyMem_Free(self._read_action)
         PyMem_Free(self._read_slot)
